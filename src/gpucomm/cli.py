@@ -1,0 +1,121 @@
+"""Command line: ``python -m gpucomm OPERATION --method M --sizes 1:1G ...`` under mpirun/srun."""
+
+import argparse
+import sys
+
+from . import METHODS, __version__
+from .errors import GpucommError
+from .sizes import parse_sizes
+from .topology import env_rank
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, exit 2, printed once
+        if (env_rank() or 0) == 0:
+            print(f"gpucomm: error: {message} (see gpucomm --help)", file=sys.stderr)
+        sys.exit(2)
+
+
+def _positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be >= 1")
+    return value
+
+
+def _nonneg_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be >= 0")
+    return value
+
+
+def _nonneg_float(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be >= 0")
+    return value
+
+
+def build_parser():
+    from .ops import REGISTRY as OPS
+    p = _Parser(prog="gpucomm", description="GPU-to-GPU communication benchmarks (run under mpirun or srun).")
+    p.add_argument("--version", action="version", version=f"gpucomm {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    for name in OPS:
+        s = sub.add_parser(name, help=f"run the {name} benchmark")
+        s.add_argument("--method", required=True, choices=METHODS, metavar="METHOD",
+                       help=f"one of: {', '.join(METHODS)}")
+        s.add_argument("--sizes", default="1:1G",
+                       help="message sizes: SIZE or MIN:MAX[:FACTOR], comma-separated; "
+                            "binary units K, M, G (default 1:1G)")
+        s.add_argument("--iters", type=_positive_int, default=None,
+                       help="timed iterations per size (default: 200 up to 1 MiB, 50 up to 64 MiB, 20 above)")
+        s.add_argument("--warmup", type=_nonneg_int, default=None,
+                       help="untimed iterations per size (default: a tenth of --iters, at least 2)")
+        s.add_argument("--backend", choices=("auto", "numpy", "cupy"), default="auto",
+                       help="array backend (auto: numpy for host, cupy for the GPU methods)")
+        s.add_argument("--json", dest="json_path", metavar="FILE", help="write all records to FILE")
+        s.add_argument("--max-bandwidth", type=_nonneg_float, default=None, metavar="GBPS",
+                       help="nominal link limit in GB/s; a faster result is an error (default: detect; 0: off)")
+        s.add_argument("--allow-shared-gpu", action="store_true",
+                       help="allow two ranks of a node on one GPU")
+        s.add_argument("--quiet", action="store_true", help="no human table, JSON records only")
+        s.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
+    pr = sub.add_parser("probe", help="print what this node offers (GPUs, cupy, NCCL, MPI) as JSON")
+    pr.add_argument("--debug", action="store_true")
+    return p
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    if args.command == "probe":
+        from .probe import main as probe_main
+        return probe_main()
+    try:
+        sizes = parse_sizes(args.sizes)
+    except GpucommError as exc:
+        if (env_rank() or 0) == 0:
+            print(f"gpucomm: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    from .engine import RunConfig, run
+    cfg = RunConfig(op=args.command, method=args.method, sizes=sizes, iters=args.iters, warmup=args.warmup,
+                    backend=args.backend, json_path=args.json_path, max_bandwidth=args.max_bandwidth,
+                    allow_shared_gpu=args.allow_shared_gpu, quiet=args.quiet)
+    try:
+        return run(cfg)
+    except GpucommError as exc:
+        return _fail(exc, exc.exit_code, getattr(exc, "collective", False))
+    except KeyboardInterrupt:
+        return _fail("interrupted", 130, False)
+    except Exception as exc:  # a bug or an unexpected library failure: say so, end every rank
+        if args.debug:
+            import traceback
+            traceback.print_exc()
+        return _fail(f"internal error: {type(exc).__name__}: {exc}", 1, False)
+
+
+def _fail(message, code, collective):
+    rank = env_rank()
+    try:
+        from mpi4py import MPI
+        if MPI.Is_initialized() and not MPI.Is_finalized():
+            rank = MPI.COMM_WORLD.rank
+            if not collective and MPI.COMM_WORLD.size > 1:
+                print(f"gpucomm: error: rank {rank}: {message}", file=sys.stderr, flush=True)
+                MPI.COMM_WORLD.Abort(code)  # the other ranks may be waiting in a call: end them
+    except Exception:
+        pass
+    if (rank or 0) == 0 or not collective:
+        print(f"gpucomm: error: {message}", file=sys.stderr, flush=True)
+    return code

@@ -1,0 +1,261 @@
+"""The payload engine: one timing loop, warm-up, validation, statistics and output for every
+(operation, method) pair."""
+
+import json
+import os
+import socket
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import List, Optional
+
+import numpy as np
+
+from . import __version__
+from .backend import make_backend
+from .errors import CapabilityError, GpucommError, PlausibilityError, ValidationError, collective
+from .metrics import time_stats_us
+from .methods import get_method
+from .ops import get_operation
+from .sizes import size_label
+from .topology import local_rank, nominal_gpu_link_GBps, nominal_pcie_GBps
+
+RESULT_TAG = "GPUCOMM-RESULT"
+DONE_TAG = "GPUCOMM-DONE"
+GPU_METHODS = ("staging", "gpu-aware-mpi", "ipc-copy", "ccl")
+
+
+@dataclass
+class RunConfig:
+    op: str
+    method: str
+    sizes: List[int]
+    iters: Optional[int] = None      # None: by size, see default_iters
+    warmup: Optional[int] = None     # None: a tenth of iters, at least 2
+    backend: str = "auto"
+    json_path: Optional[str] = None
+    max_bandwidth: Optional[float] = None  # GB/s; None: detect; 0: no guard
+    allow_shared_gpu: bool = False
+    quiet: bool = False
+    extra: dict = field(default_factory=dict)
+
+
+def default_iters(size):
+    """Iterations per size: many for latency-bound sizes, fewer where one iteration is long."""
+    if size <= 1 << 20:
+        return 200
+    if size <= 64 << 20:
+        return 50
+    return 20
+
+
+class Context:
+    """What methods and operations share: communicator, backend, buffers, placement."""
+
+    def __init__(self, comm, MPI, backend):
+        self.comm, self.MPI, self.backend = comm, MPI, backend
+        self.rank, self.nranks = comm.rank, comm.size
+        self.sendbuf = self.recvbuf = None
+
+    def peers(self):
+        return [r for r in range(self.nranks) if r != self.rank]
+
+
+def agree(comm, error):
+    """Collective: every rank raises the first rank's error (None everywhere: return)."""
+    errors = comm.allgather(None if error is None else (type(error).__name__, str(error)))
+    for rank, item in enumerate(errors):
+        if item is not None:
+            cls = {"CapabilityError": CapabilityError, "ValidationError": ValidationError,
+                   "PlausibilityError": PlausibilityError}.get(item[0], GpucommError)
+            raise collective(cls(item[1] if item[1].startswith("rank ") else f"rank {rank}: {item[1]}"))
+
+
+def _collective(fn, comm):
+    """Run fn() on every rank; if any rank fails with a GpucommError, all ranks raise it."""
+    try:
+        value, error = fn(), None
+    except GpucommError as exc:
+        if getattr(exc, "collective", False):
+            raise
+        value, error = None, exc
+    agree(comm, error)
+    return value
+
+
+def _choose_backend(cfg, method_cls):
+    if cfg.backend == "auto":
+        return method_cls.backends[0]
+    if cfg.backend not in method_cls.backends:
+        raise collective(GpucommError(f"method {cfg.method} cannot use the {cfg.backend} backend "
+                                      f"(supported: {', '.join(method_cls.backends)})"))
+    return cfg.backend
+
+
+class Output:
+    """Rank 0's human table on stdout, one JSON record per size, and the --json file."""
+
+    def __init__(self, cfg, meta, enabled):
+        self.cfg, self.meta, self.enabled = cfg, meta, enabled
+        self.records = []
+
+    def header(self):
+        if not self.enabled:
+            return
+        m = self.meta
+        print(f"# gpucomm {__version__} {m['op']} method={m['method']} backend={m['backend']} "
+              f"ranks={m['nranks']} nodes={m['nodes']} devices={','.join(map(str, m['devices']))}")
+        if m.get("nominal_GBps"):
+            print(f"# nominal link bandwidth {m['nominal_GBps']:.1f} GB/s ({m['nominal_source']})")
+        if not self.cfg.quiet:
+            print(f"# {'size':>10} {'iters':>6} {'median_us':>11} {'min_us':>10} {'p05_us':>10} "
+                  f"{'p95_us':>10} {'max_us':>10} {'goodput_GB/s':>13} {'busbw_GB/s':>11} valid")
+        sys.stdout.flush()
+
+    def record(self, rec):
+        self.records.append(rec)
+        if not self.enabled:
+            return
+        t = rec["time_us"]
+        if not self.cfg.quiet:
+            print(f"  {size_label(rec['size']):>10} {rec['iters']:>6} {t['median']:>11.2f} {t['min']:>10.2f} "
+                  f"{t['p05']:>10.2f} {t['p95']:>10.2f} {t['max']:>10.2f} {rec['goodput_GBps']:>13.3f} "
+                  f"{rec['busbw_GBps']:>11.3f} {'yes' if rec['validated'] else 'NO'}")
+        print(f"{RESULT_TAG} {json.dumps(rec, sort_keys=True)}")
+        sys.stdout.flush()
+
+    def done(self, ok, error=None):
+        if not self.enabled:
+            return
+        summary = {"ok": ok, "sizes": len(self.cfg.sizes), "validated": sum(r["validated"] for r in self.records),
+                   "op": self.meta["op"], "method": self.meta["method"]}
+        if error:
+            summary["error"] = error
+        print(f"{DONE_TAG} {json.dumps(summary, sort_keys=True)}")
+        sys.stdout.flush()
+        if self.cfg.json_path:
+            with open(self.cfg.json_path, "w") as fp:
+                json.dump({"meta": self.meta, "summary": summary, "results": self.records}, fp, indent=1)
+
+
+def _nominal_limit(cfg, method, backend, ctx):
+    """The guard's limit (GB/s, None for none) and where it came from; same on every rank."""
+    if cfg.max_bandwidth is not None:
+        return (cfg.max_bandwidth or None), "--max-bandwidth"
+    limit, source = None, "none"
+    if backend.is_device and ctx.rank == 0 and hasattr(backend, "pci_bus_id") and not backend.is_hip:
+        if method == "staging":
+            limit, source = nominal_pcie_GBps(backend.pci_bus_id()), "nvidia-smi PCIe link"
+        else:
+            limit, source = nominal_gpu_link_GBps(backend.pci_bus_id()), "nvidia-smi nvlink/PCIe"
+    return ctx.comm.bcast((limit, source if limit else "none"), root=0)
+
+
+def run(cfg):
+    """Run one operation with one method over cfg.sizes; returns 0 or raises GpucommError."""
+    try:
+        from mpi4py import MPI
+    except Exception as exc:  # ImportError, RuntimeError: no libmpi found
+        raise GpucommError(f"mpi4py cannot load an MPI library ({exc}); install one "
+                           "(pip install gpucomm[mpi]) or load the site's MPI module") from None
+    comm = MPI.COMM_WORLD
+    op_cls = get_operation(cfg.op)
+    method_cls = get_method(cfg.method)
+    msg = op_cls.check_ranks(comm.size)
+    if msg:
+        raise collective(GpucommError(msg + " (start it with mpirun/srun -n 2)"))
+    backend_name = _choose_backend(cfg, method_cls)
+
+    lrank, lsize, node = local_rank(comm, MPI)
+    backend = _collective(lambda: make_backend(backend_name, lrank), comm)
+    ctx = Context(comm, MPI, backend)
+    ctx.local_rank, ctx.local_size, ctx.node = lrank, lsize, node
+
+    # placement: which device each rank drives; two ranks of one node on one GPU is an error
+    desc = backend.describe()
+    placement = comm.allgather((socket.gethostname(), node, desc.get("pci_bus_id", "host")))
+    if backend.is_device and not cfg.allow_shared_gpu:
+        seen = {}
+        for r, (host, nd, bus) in enumerate(placement):
+            if (nd, bus) in seen:
+                raise collective(GpucommError(
+                    f"ranks {seen[(nd, bus)]} and {r} both drive GPU {bus} on {host}: "
+                    "fix the GPU binding (or pass --allow-shared-gpu)"))
+            seen[(nd, bus)] = r
+
+    method = _collective(lambda: method_cls(ctx), comm)
+    op = op_cls(ctx, method)
+    send_bytes, recv_bytes = op.buffer_bytes(max(cfg.sizes))
+    ctx.sendbuf = _collective(lambda: backend.empty(send_bytes), comm)
+    ctx.recvbuf = _collective(lambda: backend.empty(recv_bytes), comm)
+    _collective(lambda: method.setup(ctx.sendbuf, ctx.recvbuf), comm)
+
+    limit, limit_source = _nominal_limit(cfg, cfg.method, backend, ctx)
+    meta = {"op": cfg.op, "method": cfg.method, "backend": desc["backend"], "nranks": comm.size,
+            "nodes": len({p[1] for p in placement}), "hosts": [p[0] for p in placement],
+            "devices": [p[2] for p in placement], "device_name": desc.get("name", "host"),
+            "mpi": MPI.Get_library_version().splitlines()[0].strip().strip("\x00"), "gpucomm": __version__,
+            "nominal_GBps": limit, "nominal_source": limit_source, "graph": False,
+            "time": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    if hasattr(method, "why"):
+        meta["gpu_aware_mpi"] = method.why
+    out = Output(cfg, meta, comm.rank == 0)
+    out.header()
+    corrupt = _corruption_request()
+
+    try:
+        for size in cfg.sizes:
+            iters = cfg.iters or default_iters(size)
+            warmup = cfg.warmup if cfg.warmup is not None else max(2, iters // 10)
+            _collective(lambda: (op.prepare(size), method.prepare(size)), comm)
+            for _ in range(warmup):
+                comm.Barrier()
+                op.step(size)
+            times = np.empty(iters, dtype=np.float64)
+            clock = time.perf_counter
+            for i in range(iters):
+                comm.Barrier()
+                t0 = clock()
+                op.step(size)
+                times[i] = clock() - t0
+            worst = np.empty_like(times)
+            comm.Allreduce(times, worst, op=MPI.MAX)
+            worst *= op.time_scale
+            if corrupt and corrupt == (comm.rank, size):
+                op.corrupt(size)
+            _collective(lambda: _raise_if(op.validate(size), ValidationError), comm)
+            stats = time_stats_us(worst)
+            rec = {"op": cfg.op, "method": cfg.method, "size": size, "iters": iters, "warmup": warmup,
+                   "nranks": comm.size, "time_us": stats, "validated": True, "graph": False}
+            rec.update(op.metrics(size, stats["median"] * 1e-6))
+            best = op.metrics(size, stats["min"] * 1e-6)
+            rec["goodput_GBps_best"] = best["goodput_GBps"]
+            out.record(rec)
+            if limit and best["busbw_GBps"] > limit:
+                raise collective(PlausibilityError(
+                    f"{cfg.op}/{cfg.method} at {size} B: {best['busbw_GBps']:.1f} GB/s (best iteration) is "
+                    f"above the link's nominal {limit:.1f} GB/s ({limit_source}): a measurement bug"))
+    except GpucommError as exc:
+        out.done(False, str(exc))
+        raise
+    finally:
+        method.close()
+    out.done(True)
+    return 0
+
+
+def _raise_if(message, cls):
+    if message:
+        raise cls(message)
+
+
+def _corruption_request():
+    """GPUCOMM_TEST_CORRUPT=RANK:SIZE damages one received byte (fault-injection tests)."""
+    spec = os.environ.get("GPUCOMM_TEST_CORRUPT", "")
+    if not spec:
+        return None
+    try:
+        rank, size = spec.split(":")
+        return int(rank), int(size)
+    except ValueError:
+        raise GpucommError(f"bad GPUCOMM_TEST_CORRUPT={spec!r}: expected RANK:SIZE") from None

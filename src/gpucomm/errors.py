@@ -1,0 +1,31 @@
+"""Errors the payload reports as one line and an exit code (never a traceback)."""
+
+
+class GpucommError(Exception):
+    """Bad input or a failed run; the message is shown to the user as is."""
+
+    exit_code = 2
+
+
+class CapabilityError(GpucommError):
+    """The method or operation cannot run on this machine (no GPU, no NCCL, MPI not GPU-aware)."""
+
+    exit_code = 3
+
+
+class ValidationError(GpucommError):
+    """Received data did not match what was sent."""
+
+    exit_code = 4
+
+
+class PlausibilityError(GpucommError):
+    """A measured bandwidth is above the link's nominal limit: a measurement bug."""
+
+    exit_code = 5
+
+
+def collective(exc):
+    """Mark an error that every rank raises identically (printed once, no MPI_Abort)."""
+    exc.collective = True
+    return exc

@@ -1,0 +1,51 @@
+"""What every method shares: MPI tags, token messages, and the "not supported" default."""
+
+import numpy as np
+
+from ..errors import CapabilityError
+
+TAG_DATA = 101
+TAG_DONE = 102
+
+
+class Method:
+    name = "?"
+    #: backends the method can run on; the first is the default
+    backends = ("cupy",)
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.comm = ctx.comm
+        self.be = ctx.backend
+        self._token = np.zeros(1, dtype=np.uint8)
+
+    def setup(self, sendbuf, recvbuf):
+        self.sendbuf, self.recvbuf = sendbuf, recvbuf
+
+    def prepare(self, nbytes):
+        pass
+
+    def sync(self):
+        pass
+
+    def close(self):
+        pass
+
+    def send(self, nbytes, peer):
+        raise CapabilityError(f"method {self.name} has no point-to-point transfer")
+
+    def recv(self, nbytes, peer):
+        raise CapabilityError(f"method {self.name} has no point-to-point transfer")
+
+    def allreduce(self, count):
+        raise CapabilityError(f"method {self.name} has no all-reduce")
+
+    def alltoall(self, block):
+        raise CapabilityError(f"method {self.name} has no all-to-all")
+
+    # small host messages used as "data is there" notifications
+    def notify(self, peer):
+        self.comm.Send([self._token, 1, self.ctx.MPI.BYTE], dest=peer, tag=TAG_DONE)
+
+    def wait_notify(self, peer):
+        self.comm.Recv([self._token, 1, self.ctx.MPI.BYTE], source=peer, tag=TAG_DONE)

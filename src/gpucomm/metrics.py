@@ -1,0 +1,64 @@
+"""Every bandwidth formula of the project, written once.
+
+Units: GB/s = 1e9 bytes/s, times in microseconds.
+
+* goodput (the paper's definition, De Sensi et al. SC24, Sec. 3):
+    - ping-pong:        S / t,            t = half round trip
+    - multi ping-pong:  S * P / t         (P concurrent pairs per node; per-node aggregate)
+    - all-to-all:       S * (n - 1) / t   (S = block sent to each peer)
+    - all-reduce:       S / t             (S = vector size; not doubled)
+* algbw and busbw (nccl-tests' definitions, doc/PERFORMANCE.md):
+    - algbw = buffer bytes / t, buffer = S for all-reduce and send/recv, S * n for all-to-all
+    - busbw = algbw * 2(n-1)/n for all-reduce, algbw * (n-1)/n for all-to-all,
+      algbw for send/recv (ping-pong).
+"""
+
+import numpy as np
+
+GB = 1e9
+
+
+def goodput_GBps(op, size, time_s, nranks, pairs=1):
+    """The paper's goodput of one operation of ``size`` bytes that took ``time_s`` seconds."""
+    if time_s <= 0:
+        return float("inf")
+    if op == "pingpong":
+        moved = size
+    elif op == "multi-pingpong":
+        moved = size * pairs
+    elif op == "alltoall":
+        moved = size * (nranks - 1)
+    elif op == "allreduce":
+        moved = size
+    else:
+        raise ValueError(f"unknown operation {op!r}")
+    return moved / time_s / GB
+
+
+def algbw_GBps(op, size, time_s, nranks):
+    """nccl-tests' algorithm bandwidth."""
+    buffer = size * nranks if op == "alltoall" else size
+    return buffer / time_s / GB
+
+
+def busbw_GBps(op, size, time_s, nranks):
+    """nccl-tests' bus bandwidth."""
+    algbw = algbw_GBps(op, size, time_s, nranks)
+    if op == "allreduce":
+        return algbw * 2 * (nranks - 1) / nranks
+    if op == "alltoall":
+        return algbw * (nranks - 1) / nranks
+    return algbw
+
+
+def time_stats_us(times_s):
+    """Median, spread and percentiles (numpy's linear interpolation) of per-iteration times."""
+    t = np.asarray(times_s, dtype=np.float64) * 1e6
+    return {
+        "median": float(np.median(t)),
+        "mean": float(t.mean()),
+        "min": float(t.min()),
+        "max": float(t.max()),
+        "p05": float(np.percentile(t, 5)),
+        "p95": float(np.percentile(t, 95)),
+    }

@@ -1,0 +1,41 @@
+"""The operation interface the engine drives."""
+
+
+class Operation:
+    name = "?"
+    min_ranks = 2
+    #: the iteration's time is multiplied by this (0.5: a ping-pong reports half the round trip)
+    time_scale = 1.0
+    #: link the plausibility guard applies to: "gpu" (pair link) or "host" (PCIe/C2C) per method
+    def __init__(self, ctx, method):
+        self.ctx = ctx
+        self.method = method
+        self.be = ctx.backend
+
+    @classmethod
+    def check_ranks(cls, nranks):
+        """An error message if the operation cannot run on ``nranks`` ranks, else None."""
+        if nranks < cls.min_ranks:
+            return f"{cls.name} needs at least {cls.min_ranks} ranks, got {nranks}"
+        return None
+
+    def buffer_bytes(self, max_size):
+        """(send bytes, receive bytes) to allocate for the largest size."""
+        return max_size, max_size
+
+    def prepare(self, size):
+        raise NotImplementedError
+
+    def step(self, size):
+        raise NotImplementedError
+
+    def validate(self, size):
+        """None, or a message naming what was wrong in this rank's received data."""
+        raise NotImplementedError
+
+    def corrupt(self, size):
+        """Test hook: damage one received element so that validation must fail."""
+        raise NotImplementedError
+
+    def metrics(self, size, time_s):
+        raise NotImplementedError

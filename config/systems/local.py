@@ -47,7 +47,10 @@ if (_info["gpu_vendor"] == "nvidia" and _mpi["openmpi"] and _info["libucx"] and 
     _preload = ":".join(os.path.join(_ucx, lib) for lib in
                         ("libucs.so.0", "libucm.so.0", "libuct.so.0", "libucp.so.0"))
     _launcher_opts += ["--mca", "pml", "ucx", "-x", f"LD_PRELOAD={_preload}",
-                       "-x", f"UCX_MODULE_DIR={os.path.join(_ucx, 'ucx')}", "-x", "GPUCOMM_GPU_AWARE_MPI=1"]
+                       "-x", f"UCX_MODULE_DIR={os.path.join(_ucx, 'ucx')}",
+                       # the wheel's Open MPI has no CUDA support of its own: UCX moves device
+                       # memory point-to-point, but its collectives would touch it on the CPU
+                       "-x", "GPUCOMM_GPU_AWARE_MPI=p2p"]
     _env_features.append("gpu-aware-mpi")
 
 _descr = (f"autodetected: {_info['gpu_count']} x {_info['gpu_model']}" if _info["gpu_count"]
@@ -77,6 +80,6 @@ site_configuration = {
         "features": _env_features,
         "env_vars": _env_vars,
         "extras": {"python": _info["python"], "launcher_options": _launcher_opts,
-                   "gpu_aware_mpi": "gpu-aware-mpi" in _env_features},
+                   "gpu_aware_mpi_level": "p2p" if "gpu-aware-mpi" in _env_features else "none"},
     }],
 }

@@ -68,16 +68,25 @@ def build_parser():
         s.add_argument("--json", dest="json_path", metavar="FILE", help="write all records to FILE")
         s.add_argument("--max-bandwidth", type=_nonneg_float, default=None, metavar="GBPS",
                        help="nominal link limit in GB/s; a faster result is an error (default: detect; 0: off)")
+        s.add_argument("--timer", choices=("auto", "host", "device"), default="auto",
+                       help="per-iteration timer: host clock after synchronisation, or device events "
+                            "(ccl only); auto: device for ccl, host otherwise")
         s.add_argument("--allow-shared-gpu", action="store_true",
                        help="allow two ranks of a node on one GPU")
         s.add_argument("--quiet", action="store_true", help="no human table, JSON records only")
         s.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
+    sub.add_parser("report", help="tables and plots from ReFrame results (gpucomm report --help)",
+                   add_help=False)
     pr = sub.add_parser("probe", help="print what this node offers (GPUs, cupy, NCCL, MPI) as JSON")
     pr.add_argument("--debug", action="store_true")
     return p
 
 
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["report"]:  # gpucomm report ...: reads ReFrame results, needs no MPI
+        from .report import main as report_main
+        return report_main(argv[1:])
     args = build_parser().parse_args(argv)
     if args.command == "probe":
         from .probe import main as probe_main
@@ -91,7 +100,7 @@ def main(argv=None):
     from .engine import RunConfig, run
     cfg = RunConfig(op=args.command, method=args.method, sizes=sizes, iters=args.iters, warmup=args.warmup,
                     backend=args.backend, json_path=args.json_path, max_bandwidth=args.max_bandwidth,
-                    allow_shared_gpu=args.allow_shared_gpu, quiet=args.quiet)
+                    allow_shared_gpu=args.allow_shared_gpu, quiet=args.quiet, timer=args.timer)
     try:
         return run(cfg)
     except GpucommError as exc:

@@ -18,6 +18,7 @@ from .metrics import time_stats_us
 from .methods import get_method
 from .ops import get_operation
 from .sizes import size_label
+from .timers import make_timer
 from .topology import local_rank, nominal_gpu_link_GBps, nominal_pcie_GBps
 
 RESULT_TAG = "GPUCOMM-RESULT"
@@ -36,6 +37,7 @@ class RunConfig:
     json_path: Optional[str] = None
     max_bandwidth: Optional[float] = None  # GB/s; None: detect; 0: no guard
     allow_shared_gpu: bool = False
+    timer: str = "auto"              # auto, host, device (see timers.py)
     quiet: bool = False
     extra: dict = field(default_factory=dict)
 
@@ -105,6 +107,8 @@ class Output:
         m = self.meta
         print(f"# gpucomm {__version__} {m['op']} method={m['method']} backend={m['backend']} "
               f"ranks={m['nranks']} nodes={m['nodes']} devices={','.join(map(str, m['devices']))}")
+        print(f"# timer={m['timer']} mpi={m['mpi']}" +
+              (f" gpu-aware-mpi: {m['gpu_aware_mpi']}" if m.get("gpu_aware_mpi") else ""))
         if m.get("nominal_GBps"):
             print(f"# nominal link bandwidth {m['nominal_GBps']:.1f} GB/s ({m['nominal_source']})")
         if not self.cfg.quiet:
@@ -164,11 +168,13 @@ def run(cfg):
     msg = op_cls.check_ranks(comm.size)
     if msg:
         raise collective(GpucommError(msg + " (start it with mpirun/srun -n 2)"))
+    op_cls.check_sizes(cfg.sizes)
     backend_name = _choose_backend(cfg, method_cls)
 
     lrank, lsize, node = local_rank(comm, MPI)
     backend = _collective(lambda: make_backend(backend_name, lrank), comm)
     ctx = Context(comm, MPI, backend)
+    ctx.op_name = cfg.op
     ctx.local_rank, ctx.local_size, ctx.node = lrank, lsize, node
 
     # placement: which device each rank drives; two ranks of one node on one GPU is an error
@@ -190,12 +196,13 @@ def run(cfg):
     ctx.recvbuf = _collective(lambda: backend.empty(recv_bytes), comm)
     _collective(lambda: method.setup(ctx.sendbuf, ctx.recvbuf), comm)
 
+    timer = make_timer(cfg.timer, backend, method)
     limit, limit_source = _nominal_limit(cfg, cfg.method, backend, ctx)
     meta = {"op": cfg.op, "method": cfg.method, "backend": desc["backend"], "nranks": comm.size,
             "nodes": len({p[1] for p in placement}), "hosts": [p[0] for p in placement],
             "devices": [p[2] for p in placement], "device_name": desc.get("name", "host"),
-            "mpi": MPI.Get_library_version().splitlines()[0].strip().strip("\x00"), "gpucomm": __version__,
-            "nominal_GBps": limit, "nominal_source": limit_source, "graph": False,
+            "mpi": MPI.Get_library_version().split(",")[0].strip().strip("\x00"), "gpucomm": __version__,
+            "nominal_GBps": limit, "nominal_source": limit_source, "graph": False, "timer": timer.name,
             "time": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
     if hasattr(method, "why"):
         meta["gpu_aware_mpi"] = method.why
@@ -208,16 +215,14 @@ def run(cfg):
             iters = cfg.iters or default_iters(size)
             warmup = cfg.warmup if cfg.warmup is not None else max(2, iters // 10)
             _collective(lambda: (op.prepare(size), method.prepare(size)), comm)
-            for _ in range(warmup):
-                comm.Barrier()
-                op.step(size)
             times = np.empty(iters, dtype=np.float64)
-            clock = time.perf_counter
-            for i in range(iters):
+            for i in range(warmup + iters):
                 comm.Barrier()
-                t0 = clock()
+                timer.start()
                 op.step(size)
-                times[i] = clock() - t0
+                t = timer.stop()
+                if i >= warmup:
+                    times[i - warmup] = t
             worst = np.empty_like(times)
             comm.Allreduce(times, worst, op=MPI.MAX)
             worst *= op.time_scale
@@ -226,7 +231,8 @@ def run(cfg):
             _collective(lambda: _raise_if(op.validate(size), ValidationError), comm)
             stats = time_stats_us(worst)
             rec = {"op": cfg.op, "method": cfg.method, "size": size, "iters": iters, "warmup": warmup,
-                   "nranks": comm.size, "time_us": stats, "validated": True, "graph": False}
+                   "nranks": comm.size, "time_us": stats, "validated": True, "graph": False,
+                   "timer": timer.name}
             rec.update(op.metrics(size, stats["median"] * 1e-6))
             best = op.metrics(size, stats["min"] * 1e-6)
             rec["goodput_GBps_best"] = best["goodput_GBps"]

@@ -28,6 +28,16 @@ METHOD_REQUIREMENTS = {
 
 RESULTS_FILE = "gpucomm_results.json"
 
+#: perf variable -> (size in bytes, record field or 'latency', unit)
+PERF_POINTS = {
+    "latency_8B": (8, "latency", "us"),
+    "goodput_1MiB": (1 << 20, "goodput_GBps", "GB/s"),
+    "goodput_64MiB": (64 << 20, "goodput_GBps", "GB/s"),
+    "goodput_256MiB": (256 << 20, "goodput_GBps", "GB/s"),
+    "goodput_1GiB": (1 << 30, "goodput_GBps", "GB/s"),
+}
+COLLECTIVE_PERF_POINTS = dict(PERF_POINTS, busbw_1GiB=(1 << 30, "busbw_GBps", "GB/s"))
+
 
 def read_records(text):
     """The payload's per-size records (``GPUCOMM-RESULT {...}`` lines) by size, and its summary."""
@@ -94,14 +104,12 @@ class GpucommCheck(rfm.RunOnlyRegressionTest):
     #: python interpreter for the payload ('' : the environment's, else ReFrame's own)
     python = variable(str, value="")
     #: perf variable -> (size in bytes, record field or 'latency', unit)
-    perf_points = variable(dict, value={
-        "latency_8B": (8, "latency", "us"),
-        "goodput_1MiB": (1 << 20, "goodput_GBps", "GB/s"),
-        "goodput_64MiB": (64 << 20, "goodput_GBps", "GB/s"),
-        "goodput_256MiB": (256 << 20, "goodput_GBps", "GB/s"),
-        "goodput_1GiB": (1 << 30, "goodput_GBps", "GB/s"),
-    })
-    #: ranks the operation needs (and GPUs, for the GPU methods)
+    perf_points = variable(dict, value=PERF_POINTS)
+    #: ranks per node: 0 = the operation's default (2 for a pair; every GPU of the node for
+    #: the collectives, or 2 on a node without GPUs)
+    ranks_per_node = variable(int, value=0)
+    #: whether the default is every GPU of the node (collectives) or a pair (ping-pong)
+    all_gpus = variable(bool, value=False)
     num_tasks = 2
     time_limit = "10m"
     tags = {"gpucomm"}
@@ -114,7 +122,6 @@ class GpucommCheck(rfm.RunOnlyRegressionTest):
         self.valid_prog_environs = list(environs)
         self.descr = f"{self.op} with {self.method} ({self.num_tasks} ranks)"
         self.tags |= {self.op, self.method}
-        self.num_tasks_per_node = self.num_tasks
         self.keep_files = [RESULTS_FILE]
 
     @property
@@ -125,6 +132,32 @@ class GpucommCheck(rfm.RunOnlyRegressionTest):
         devs = self.current_partition.select_devices("gpu")
         return devs[0].num_devices if devs else 0
 
+    def skip_reason(self):
+        """Why this method cannot run in this partition/environment, or None."""
+        if self.gpu_method:
+            have, need = self.gpus_per_node(), self.num_tasks_per_node
+            if have < need:
+                return (f"{self.method} needs {need} GPUs on a node; "
+                        f"{self.current_partition.fullname} has {have}")
+        if self.method == "gpu-aware-mpi" and self.op in ("allreduce", "alltoall"):
+            level = self.current_environ.extras.get("gpu_aware_mpi_level", "full")
+            if level != "full":
+                return (f"the MPI of environment {self.current_environ.name} is GPU-aware for "
+                        f"point-to-point only (level {level}): no {self.op} on device buffers")
+        return None
+
+    @run_after("setup")
+    def set_tasks(self):
+        gpus = self.gpus_per_node()
+        if self.ranks_per_node > 0:
+            per_node = self.ranks_per_node
+        elif self.all_gpus and gpus >= 2:
+            per_node = gpus
+        else:
+            per_node = 2
+        self.num_tasks_per_node = per_node
+        self.num_tasks = per_node
+
     @run_after("setup")
     def request_gpus(self):
         # becomes the partition's '_rfm_gpu' resource (e.g. --gpus-per-node) under Slurm
@@ -132,13 +165,9 @@ class GpucommCheck(rfm.RunOnlyRegressionTest):
             self.num_gpus_per_node = self.num_tasks_per_node
 
     @run_after("setup")
-    def skip_without_hardware(self):
-        if self.gpu_method:
-            have = self.gpus_per_node()
-            need = self.num_tasks_per_node
-            self.skip_if(have < need,
-                         f"{self.method} needs {need} GPUs on a node; "
-                         f"{self.current_partition.fullname} has {have}")
+    def skip_unsupported(self):
+        reason = self.skip_reason()
+        self.skip_if(reason is not None, reason or "")
 
     @run_after("setup")
     def set_command(self):

@@ -1,7 +1,8 @@
 """``ccl``: NCCL (RCCL on a ROCm build of cupy) bootstrapped over MPI.
 
-Point-to-point is ncclSend/ncclRecv on the rank's stream; the iteration ends with a stream
-synchronisation, so the host timer covers the whole transfer.
+Point-to-point is ncclSend/ncclRecv, all-reduce ncclAllReduce, all-to-all grouped
+ncclSend/ncclRecv to every rank, all on the rank's stream; the iteration ends with a stream
+synchronisation (and is timed with device events by default, see timers.py).
 """
 
 from ..capabilities import nccl_module
@@ -12,6 +13,7 @@ from .base import Method
 class CclMethod(Method):
     name = "ccl"
     backends = ("cupy",)
+    device_timer = True
 
     def setup(self, sendbuf, recvbuf):
         super().setup(sendbuf, recvbuf)
@@ -42,6 +44,18 @@ class CclMethod(Method):
 
     def recv(self, nbytes, peer):
         self.nc.recv(self.rptr, nbytes, self.nccl.NCCL_UINT8, peer, self.stream_ptr)
+
+    def allreduce(self, count):
+        nccl = self.nccl
+        self.nc.allReduce(self.sptr, self.rptr, count, nccl.NCCL_FLOAT32, nccl.NCCL_SUM, self.stream_ptr)
+
+    def alltoall(self, block):
+        nccl, nc, s = self.nccl, self.nc, self.stream_ptr
+        nccl.groupStart()
+        for p in range(self.ctx.nranks):
+            nc.send(self.sptr + p * block, block, nccl.NCCL_UINT8, p, s)
+            nc.recv(self.rptr + p * block, block, nccl.NCCL_UINT8, p, s)
+        nccl.groupEnd()
 
     def sync(self):
         self.be.stream.synchronize()

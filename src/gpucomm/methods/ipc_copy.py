@@ -1,10 +1,18 @@
 """``ipc-copy``: CUDA/HIP IPC handles exchanged over MPI, then peer device-to-device copies
-(the paper's "Device-Device Copy").  A send pushes sendbuf[:n] into the peer's receive buffer
-with one copy-engine memcpy, waits for it, and tells the peer with a one-byte MPI message.
+(the paper's "Device-Device Copy").
 
-Every rank must see the peer's GPU (no per-rank CUDA_VISIBLE_DEVICES isolation) and the two
-GPUs must be able to access each other.
+* point-to-point: push sendbuf[:n] into the peer's receive buffer with one copy-engine memcpy,
+  wait for it, tell the peer with a one-byte MPI message;
+* all-to-all: every rank pushes block d into rank d's receive buffer (one stream per peer so
+  the copies run concurrently), waits, then an MPI barrier ends the iteration;
+* all-reduce: the paper's naive scheme: rank 0 pulls every rank's buffer by peer copy, sums
+  them with one GPU reduction, pushes the result into every rank's receive buffer.
+
+Every rank must see the peers' GPUs (no per-rank CUDA_VISIBLE_DEVICES isolation) and the GPUs
+must be able to access each other.
 """
+
+import numpy as np
 
 from ..errors import CapabilityError
 from .base import Method
@@ -19,38 +27,73 @@ class IpcCopyMethod(Method):
         rt = self.be.runtime
         error = None
         try:
-            handle = bytes(rt.ipcGetMemHandle(recvbuf.data.ptr))
+            mine = (bytes(rt.ipcGetMemHandle(sendbuf.data.ptr)), bytes(rt.ipcGetMemHandle(recvbuf.data.ptr)))
         except Exception as exc:
-            handle, error = None, f"ipcGetMemHandle failed: {exc}"
-        handles = self.comm.allgather(handle)
-        self.peer_recv = {}
-        self._opened = []
+            mine, error = None, f"ipcGetMemHandle failed: {exc}"
+        handles = self.comm.allgather(mine)
+        self.peer_send, self.peer_recv, self._opened = {}, {}, []
         if error is None:
             for peer in self.ctx.peers():
                 try:
-                    ptr = rt.ipcOpenMemHandle(handles[peer], rt.cudaIpcMemLazyEnablePeerAccess)
+                    for table, handle in zip((self.peer_send, self.peer_recv), handles[peer]):
+                        table[peer] = rt.ipcOpenMemHandle(handle, rt.cudaIpcMemLazyEnablePeerAccess)
+                        self._opened.append(table[peer])
                 except Exception as exc:
                     error = (f"cannot open the IPC handle of rank {peer} (GPU not visible to this "
                              f"rank, or no peer access): {exc}")
                     break
-                self.peer_recv[peer] = ptr
-                self._opened.append(ptr)
         errors = [e for e in self.comm.allgather(error) if e]
         if errors:
             self.close()
             raise CapabilityError(f"CUDA/HIP IPC unavailable: {errors[0]}")
+        self.peer_send[self.ctx.rank] = sendbuf.data.ptr
+        self.peer_recv[self.ctx.rank] = recvbuf.data.ptr
+        self.streams = None
+        self.stack = None
 
-    def _push(self, dst_ptr, src_ptr, nbytes):
+    def _copy(self, dst_ptr, src_ptr, nbytes, stream=None):
         rt = self.be.runtime
-        rt.memcpyAsync(dst_ptr, src_ptr, nbytes, rt.memcpyDefault, self.be.stream.ptr)
+        rt.memcpyAsync(dst_ptr, src_ptr, nbytes, rt.memcpyDefault, (stream or self.be.stream).ptr)
 
     def send(self, nbytes, peer):
-        self._push(self.peer_recv[peer], self.sendbuf.data.ptr, nbytes)
+        self._copy(self.peer_recv[peer], self.sendbuf.data.ptr, nbytes)
         self.be.stream.synchronize()
         self.notify(peer)
 
     def recv(self, nbytes, peer):
         self.wait_notify(peer)
+
+    def prepare(self, nbytes):
+        self.be.synchronize()
+        if self.ctx.op_name == "alltoall" and self.streams is None:
+            cuda = self.be.xp.cuda
+            self.streams = [cuda.Stream(non_blocking=True) for _ in range(self.ctx.nranks)]
+        if self.ctx.op_name == "allreduce" and self.ctx.rank == 0 and self.stack is None:
+            count = self.sendbuf.nbytes // 4
+            self.stack = self.be.xp.empty((self.ctx.nranks, count), dtype=np.float32)
+
+    def alltoall(self, block):
+        me = self.ctx.rank
+        src = self.sendbuf.data.ptr
+        for d in range(self.ctx.nranks):
+            self._copy(self.peer_recv[d] + me * block, src + d * block, block, self.streams[d])
+        for s in self.streams:
+            s.synchronize()
+        self.comm.Barrier()
+
+    def allreduce(self, count):
+        nbytes = count * 4
+        if self.ctx.rank == 0:
+            stack = self.stack
+            row = stack.strides[0]
+            for r in range(self.ctx.nranks):
+                self._copy(stack.data.ptr + r * row, self.peer_send[r], nbytes)
+            out = self.recvbuf[:nbytes].view(np.float32)
+            self.be.xp.sum(stack[:, :count], axis=0, out=out)
+            for r in self.ctx.peers():
+                self._copy(self.peer_recv[r], self.recvbuf.data.ptr, nbytes)
+            self.be.stream.synchronize()
+        self.comm.Barrier()
 
     def close(self):
         for ptr in getattr(self, "_opened", []):

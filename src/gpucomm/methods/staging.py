@@ -2,6 +2,7 @@
 (the paper's "Trivial Staging")."""
 
 from .base import TAG_DATA, Method
+from .host import MpiBuffers
 
 
 class StagingMethod(Method):
@@ -15,32 +16,35 @@ class StagingMethod(Method):
 
     def prepare(self, nbytes):
         self.be.synchronize()
-        byte = self.ctx.MPI.BYTE
-        self._s = [self.host_send, nbytes, byte]
-        self._r = [self.host_recv, nbytes, byte]
+        self.mb = MpiBuffers(self.ctx.MPI, self.host_send, self.host_recv, nbytes)
 
-    def _d2h(self, host, dev, nbytes):
+    def _copy(self, dst, src, nbytes, kind):
         be = self.be
         if be.is_device:
-            be.runtime.memcpyAsync(host.ctypes.data, dev.data.ptr, nbytes,
-                                   be.runtime.memcpyDeviceToHost, be.stream.ptr)
+            dptr = dst.ctypes.data if kind == "d2h" else dst.data.ptr
+            sptr = src.data.ptr if kind == "d2h" else src.ctypes.data
+            flag = be.runtime.memcpyDeviceToHost if kind == "d2h" else be.runtime.memcpyHostToDevice
+            be.runtime.memcpyAsync(dptr, sptr, nbytes, flag, be.stream.ptr)
             be.stream.synchronize()
         else:
-            host[:nbytes] = dev[:nbytes]
-
-    def _h2d(self, dev, host, nbytes):
-        be = self.be
-        if be.is_device:
-            be.runtime.memcpyAsync(dev.data.ptr, host.ctypes.data, nbytes,
-                                   be.runtime.memcpyHostToDevice, be.stream.ptr)
-            be.stream.synchronize()
-        else:
-            dev[:nbytes] = host[:nbytes]
+            dst[:nbytes] = src[:nbytes]
 
     def send(self, nbytes, peer):
-        self._d2h(self.host_send, self.sendbuf, nbytes)
-        self.comm.Send(self._s, dest=peer, tag=TAG_DATA)
+        self._copy(self.host_send, self.sendbuf, nbytes, "d2h")
+        self.comm.Send(self.mb.s, dest=peer, tag=TAG_DATA)
 
     def recv(self, nbytes, peer):
-        self.comm.Recv(self._r, source=peer, tag=TAG_DATA)
-        self._h2d(self.recvbuf, self.host_recv, nbytes)
+        self.comm.Recv(self.mb.r, source=peer, tag=TAG_DATA)
+        self._copy(self.recvbuf, self.host_recv, nbytes, "h2d")
+
+    def allreduce(self, count):
+        nbytes = count * 4
+        self._copy(self.host_send, self.sendbuf, nbytes, "d2h")
+        self.comm.Allreduce(self.mb.sf, self.mb.rf, op=self.ctx.MPI.SUM)
+        self._copy(self.recvbuf, self.host_recv, nbytes, "h2d")
+
+    def alltoall(self, block):
+        total = block * self.ctx.nranks
+        self._copy(self.host_send, self.sendbuf, total, "d2h")
+        self.comm.Alltoall(self.mb.s, self.mb.r)
+        self._copy(self.recvbuf, self.host_recv, total, "h2d")

@@ -1,9 +1,11 @@
 """Operations: what one timed iteration does, how its buffers are filled and checked."""
 
 from ..errors import GpucommError
+from .allreduce import AllReduce
+from .alltoall import AllToAll
 from .pingpong import PingPong
 
-REGISTRY = {op.name: op for op in (PingPong,)}
+REGISTRY = {op.name: op for op in (PingPong, AllReduce, AllToAll)}
 
 
 def get_operation(name):

@@ -19,6 +19,10 @@ class Operation:
             return f"{cls.name} needs at least {cls.min_ranks} ranks, got {nranks}"
         return None
 
+    @staticmethod
+    def check_sizes(sizes):
+        """Raise a (collective) GpucommError if a size does not suit the operation."""
+
     def buffer_bytes(self, max_size):
         """(send bytes, receive bytes) to allocate for the largest size."""
         return max_size, max_size
@@ -27,6 +31,7 @@ class Operation:
         raise NotImplementedError
 
     def step(self, size):
+        """One iteration; the engine's timer then waits for the method (method.sync())."""
         raise NotImplementedError
 
     def validate(self, size):

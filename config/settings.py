@@ -29,14 +29,15 @@ def _system_files():
     return [os.path.join(_SYSTEMS_DIR, f) for f in files]
 
 
-site_configuration = {"systems": [], "environments": [], "modes": []}
+site_configuration = {"systems": [], "environments": [], "modes": [], "general": []}
 for _path in _system_files():
     _conf = _load(_path)
-    for _key in ("systems", "environments", "modes"):
+    for _key in ("systems", "environments", "modes", "general"):
         site_configuration[_key] += _conf.get(_key, [])
 
 # run modes shared by every system (health, acceptance, paper): config/modes.py
 if os.path.exists(os.path.join(_HERE, "modes.py")):
     site_configuration["modes"] += _load(os.path.join(_HERE, "modes.py")).get("modes", [])
-if not site_configuration["modes"]:
-    del site_configuration["modes"]
+for _key in ("modes", "general"):
+    if not site_configuration[_key]:
+        del site_configuration[_key]

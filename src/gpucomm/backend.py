@@ -11,12 +11,17 @@ from .errors import CapabilityError
 PATTERN_PERIOD = 251  # prime: a shifted pattern never equals the unshifted one
 
 
+_SEED_MULTIPLIERS = (1, 37, 101, 151, 193)
+
+
 def pattern_seed(*keys):
-    """A per-(rank, size, ...) offset into the pattern; distinct ranks give distinct offsets."""
+    """An offset into the pattern for (rank, [peer,] size): with the other keys fixed, any two
+    ranks (or peers) below 251 get different offsets, so misrouted data never validates."""
     h = 0
-    for k in keys:
-        h = (h * 131 + int(k) * 17 + int(k).bit_length() * 7) % PATTERN_PERIOD
-    return h
+    for mult, k in zip(_SEED_MULTIPLIERS, keys):
+        k = int(k)
+        h += mult * ((k + k.bit_length()) if k >= PATTERN_PERIOD else k)
+    return h % PATTERN_PERIOD
 
 
 def _base_pattern(seed):

@@ -2,6 +2,7 @@
 
 import argparse
 import sys
+import time
 
 from . import METHODS, __version__
 from .errors import GpucommError
@@ -9,11 +10,20 @@ from .sizes import parse_sizes
 from .topology import env_rank
 
 
+def _early_error(message, code=2):
+    """An error found before MPI starts, identical on every rank: rank 0 says it once; the other
+    ranks wait a moment so the launcher does not end rank 0 before its line is out."""
+    rank = env_rank() or 0
+    if rank == 0:
+        print(f"gpucomm: error: {message}", file=sys.stderr, flush=True)
+    else:
+        time.sleep(2)
+    return code
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, exit 2, printed once
-        if (env_rank() or 0) == 0:
-            print(f"gpucomm: error: {message} (see gpucomm --help)", file=sys.stderr)
-        sys.exit(2)
+        sys.exit(_early_error(f"{message} (see gpucomm --help)"))
 
 
 def _positive_int(text):
@@ -94,9 +104,7 @@ def main(argv=None):
     try:
         sizes = parse_sizes(args.sizes)
     except GpucommError as exc:
-        if (env_rank() or 0) == 0:
-            print(f"gpucomm: error: {exc}", file=sys.stderr)
-        return exc.exit_code
+        return _early_error(exc, exc.exit_code)
     from .engine import RunConfig, run
     cfg = RunConfig(op=args.command, method=args.method, sizes=sizes, iters=args.iters, warmup=args.warmup,
                     backend=args.backend, json_path=args.json_path, max_bandwidth=args.max_bandwidth,
@@ -115,16 +123,24 @@ def main(argv=None):
 
 
 def _fail(message, code, collective):
-    rank = env_rank()
+    """Report an error and end this rank.  A collective error (every rank raised the same one)
+    is printed once by rank 0, then all ranks meet in a barrier so that none exits before the
+    line is out; a local one is printed by its rank, which then aborts the whole job, since the
+    other ranks may be waiting for it in a call."""
     try:
         from mpi4py import MPI
-        if MPI.Is_initialized() and not MPI.Is_finalized():
-            rank = MPI.COMM_WORLD.rank
-            if not collective and MPI.COMM_WORLD.size > 1:
-                print(f"gpucomm: error: rank {rank}: {message}", file=sys.stderr, flush=True)
-                MPI.COMM_WORLD.Abort(code)  # the other ranks may be waiting in a call: end them
+        live = MPI.Is_initialized() and not MPI.Is_finalized()
     except Exception:
-        pass
-    if (rank or 0) == 0 or not collective:
-        print(f"gpucomm: error: {message}", file=sys.stderr, flush=True)
+        live = False
+    if not live:
+        return _early_error(message, code)
+    comm = MPI.COMM_WORLD
+    if collective:
+        if comm.rank == 0:
+            print(f"gpucomm: error: {message}", file=sys.stderr, flush=True)
+        comm.Barrier()
+        return code
+    print(f"gpucomm: error: rank {comm.rank}: {message}", file=sys.stderr, flush=True)
+    if comm.size > 1:
+        comm.Abort(code)
     return code

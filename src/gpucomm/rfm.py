@@ -110,6 +110,8 @@ class GpucommCheck(rfm.RunOnlyRegressionTest):
     ranks_per_node = variable(int, value=0)
     #: whether the default is every GPU of the node (collectives) or a pair (ping-pong)
     all_gpus = variable(bool, value=False)
+    #: nodes to run on: ranks = num_nodes x ranks per node (a pair on 2 nodes: 1 rank each)
+    num_nodes = variable(int, value=1)
     num_tasks = 2
     time_limit = "10m"
     tags = {"gpucomm"}
@@ -134,6 +136,8 @@ class GpucommCheck(rfm.RunOnlyRegressionTest):
 
     def skip_reason(self):
         """Why this method cannot run in this partition/environment, or None."""
+        if not self.all_gpus and self.ranks_per_node == 0 and self.num_nodes > 2:
+            return f"{self.op} is one pair of ranks: 1 or 2 nodes, not {self.num_nodes}"
         if self.gpu_method:
             have, need = self.gpus_per_node(), self.num_tasks_per_node
             if have < need:
@@ -154,9 +158,9 @@ class GpucommCheck(rfm.RunOnlyRegressionTest):
         elif self.all_gpus and gpus >= 2:
             per_node = gpus
         else:
-            per_node = 2
+            per_node = 2 if self.num_nodes == 1 else 1
         self.num_tasks_per_node = per_node
-        self.num_tasks = per_node
+        self.num_tasks = per_node * self.num_nodes
 
     @run_after("setup")
     def request_gpus(self):
@@ -179,7 +183,10 @@ class GpucommCheck(rfm.RunOnlyRegressionTest):
             opts += ["--iters", str(self.iters)]
         if self.warmup >= 0:
             opts += ["--warmup", str(self.warmup)]
-        limit = self.current_partition.extras.get("link_bandwidth_GBps")
+        # guard: a pair's busbw is bounded by its link, a collective's by all links of a GPU
+        extras = self.current_partition.extras
+        key = "gpu_bandwidth_GBps" if self.op in ("allreduce", "alltoall") else "link_bandwidth_GBps"
+        limit = extras.get(key, extras.get("link_bandwidth_GBps"))
         if limit and self.gpu_method:
             opts += ["--max-bandwidth", str(limit)]
         self.executable_opts = opts

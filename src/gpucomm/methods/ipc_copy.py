@@ -2,7 +2,8 @@
 (the paper's "Device-Device Copy").
 
 * point-to-point: push sendbuf[:n] into the peer's receive buffer with one copy-engine memcpy,
-  wait for it, tell the peer with a one-byte MPI message;
+  wait for it, tell the peer with a one-byte MPI message (GPUCOMM_IPC_MODE=pull: the sender
+  only tells, the receiver copies from the sender's buffer);
 * all-to-all: every rank pushes block d into rank d's receive buffer (one stream per peer so
   the copies run concurrently), waits, then an MPI barrier ends the iteration;
 * all-reduce: the paper's naive scheme: rank 0 pulls every rank's buffer by peer copy, sums
@@ -11,6 +12,8 @@
 Every rank must see the peers' GPUs (no per-rank CUDA_VISIBLE_DEVICES isolation) and the GPUs
 must be able to access each other.
 """
+
+import os
 
 import numpy as np
 
@@ -50,18 +53,23 @@ class IpcCopyMethod(Method):
         self.peer_recv[self.ctx.rank] = recvbuf.data.ptr
         self.streams = None
         self.stack = None
+        self.pull = os.environ.get("GPUCOMM_IPC_MODE", "push").strip().lower() == "pull"
 
     def _copy(self, dst_ptr, src_ptr, nbytes, stream=None):
         rt = self.be.runtime
         rt.memcpyAsync(dst_ptr, src_ptr, nbytes, rt.memcpyDefault, (stream or self.be.stream).ptr)
 
     def send(self, nbytes, peer):
-        self._copy(self.peer_recv[peer], self.sendbuf.data.ptr, nbytes)
-        self.be.stream.synchronize()
+        if not self.pull:
+            self._copy(self.peer_recv[peer], self.sendbuf.data.ptr, nbytes)
+            self.be.stream.synchronize()
         self.notify(peer)
 
     def recv(self, nbytes, peer):
         self.wait_notify(peer)
+        if self.pull:
+            self._copy(self.recvbuf.data.ptr, self.peer_send[peer], nbytes)
+            self.be.stream.synchronize()
 
     def prepare(self, nbytes):
         self.be.synchronize()

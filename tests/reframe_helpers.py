@@ -1,0 +1,60 @@
+"""Running ReFrame from the tests: the repository's config, a scratch prefix, a clean environment."""
+
+import ast
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+CONFIG = REPO / "config" / "settings.py"
+CHECKS = REPO / "checks"
+SHARED_CSV = REPO.parent / "shared" / "paper_reference.csv"
+
+_MAIN = "import sys; from reframe.frontend.cli import main; sys.argv[0] = 'reframe'; sys.exit(main())"
+
+
+def clean_env(**extra):
+    """This process's environment without the knobs that would change a job script (SBATCH_*,
+    RFM_*, GPUCOMM_*); the Lmod sites (Leonardo, LUMI) are dry-run here without Lmod, which needs
+    module conflict resolution off (their configs say so too, once settings.py merges them)."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("SBATCH_", "SLURM_", "RFM_", "GPUCOMM_"))}
+    env["RFM_RESOLVE_MODULE_CONFLICTS"] = "n"
+    env.update({k: str(v) for k, v in extra.items()})
+    return env
+
+
+def reframe_cmd(*args):
+    """argv running this interpreter's ReFrame on the repository's config."""
+    return [sys.executable, "-c", _MAIN, "-C", str(CONFIG), *map(str, args)]
+
+
+def reframe(*args, env=None, timeout=600):
+    """Run ReFrame to completion in the repository root: CompletedProcess (text, merged output)."""
+    return subprocess.run(reframe_cmd(*args), cwd=REPO, env=env or clean_env(), timeout=timeout,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def report_cases(report_file):
+    """The test cases of a ReFrame JSON run report (--report-file)."""
+    with open(report_file) as fp:
+        return json.load(fp)["runs"][0]["testcases"]
+
+
+def job_script(case):
+    """The rfm_job.sh that a (dry-)run wrote for a test case, or None."""
+    path = Path(case["stagedir"] or "") / "rfm_job.sh"
+    return path.read_text() if case["stagedir"] and path.exists() else None
+
+
+def check_classes():
+    """Names of the checks in checks/ (classes decorated with rfm.simple_test)."""
+    names = []
+    for path in sorted(CHECKS.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef) and any(
+                    "simple_test" in ast.unparse(d) for d in node.decorator_list):
+                names.append(node.name)
+    return names

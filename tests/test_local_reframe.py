@@ -1,0 +1,50 @@
+"""The autodetected local system end to end on this (CPU) machine: the host-MPI checks run under
+ReFrame and pass, every size validated; GPU variants are not generated without a GPU; the job
+script is what the local partition promises."""
+
+import json
+import os
+
+from reframe_helpers import REPO, clean_env, job_script, reframe, report_cases
+
+
+def test_local_host_checks_pass(tmp_path):
+    report = tmp_path / "report.json"
+    run = reframe("-c", "checks/", "-r", "-S", "sizes=8,4K,1M", "-S", "iters=20",
+                  "--prefix", tmp_path, "--report-file", report,
+                  env=clean_env(OMPI_ALLOW_RUN_AS_ROOT=1, OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1))
+    assert run.returncode == 0, run.stdout[-4000:]
+    cases = report_cases(report)
+    names = sorted(c["display_name"].split(" /")[0] for c in cases)
+    assert names == ["AllReduceCheck %method=host", "AllToAllCheck %method=host",
+                     "PingPongCheck %method=host"]
+    for case in cases:
+        assert case["result"] == "pass", case["fail_reason"]
+        assert case["system"] == "local"
+        perf = case["perfvalues"]
+        # 8 B latency and 1 MiB goodput were swept: their perf variables exist and are positive
+        lat = [v for k, v in perf.items() if k.endswith(":latency_8B")]
+        gp = [v for k, v in perf.items() if k.endswith(":goodput_1MiB")]
+        assert len(lat) == 1 and lat[0][0] > 0 and lat[0][4] == "us"
+        assert len(gp) == 1 and gp[0][0] > 0 and gp[0][4] == "GB/s"
+        assert not any(k.endswith(":goodput_1GiB") for k in perf)  # not swept, not reported
+        kept = json.load(open(os.path.join(case["outputdir"], "gpucomm_results.json")))
+        assert [r["size"] for r in kept["results"]] == [8, 4096, 1 << 20]
+        assert all(r["validated"] for r in kept["results"])
+        script = job_script(case) or open(os.path.join(case["outputdir"], "rfm_job.sh")).read()
+        ranks = 2
+        assert f"mpirun -np {ranks} " in script
+        assert "-m gpucomm" in script and "--sizes 8,4K,1M" in script and "--iters 20" in script
+
+
+def test_failing_payload_fails_the_check_with_its_reason(tmp_path):
+    """A corrupted element (test hook) must turn into a sanity FAIL naming size and rank."""
+    report = tmp_path / "report.json"
+    env = clean_env(OMPI_ALLOW_RUN_AS_ROOT=1, OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1,
+                    GPUCOMM_TEST_CORRUPT="1:4096")
+    run = reframe("-c", "checks/pingpong.py", "-r", "-S", "sizes=8,4K", "-S", "iters=10",
+                  "--prefix", tmp_path, "--report-file", report, env=env)
+    assert run.returncode != 0
+    (case,) = report_cases(report)
+    assert case["result"] == "fail" and case["fail_phase"] == "sanity"
+    assert "size 4096 B" in case["fail_reason"] and "rank 1" in case["fail_reason"]

@@ -1,0 +1,132 @@
+"""The tools sites already trust, beside our payloads: OSU micro-benchmarks and nccl-tests /
+rccl-tests, with the payload's perf variable names so reports line them up.
+
+Binaries come from the site: GPUCOMM_OSU_DIR / GPUCOMM_NCCL_TESTS_DIR, the environment's
+extras ('osu_dir', 'nccl_tests_dir'), -S tool_dir=..., or PATH; a check whose binary is absent
+skips and says where it looked.
+"""
+
+import reframe as rfm
+from reframe.core.builtins import parameter, run_after
+from reframe.core.exceptions import SanityError
+
+from gpucomm.native.nccltests import parse_nccl_tests
+from gpucomm.native.osu import op_of, parse_osu
+from gpucomm.native.rfm import NativeCheck
+from gpucomm.rfm import COLLECTIVE_PERF_POINTS, PERF_POINTS
+from gpucomm.sizes import parse_sizes
+
+
+@rfm.simple_test
+class OsuCheck(NativeCheck):
+    """osu_latency/osu_bw/osu_bibw on 2 ranks, osu_allreduce/osu_alltoall on every GPU, with
+    host buffers ('osu-host', beside our host method) or device buffers (-d cuda|rocm, beside
+    gpu-aware-mpi); '-c' asks OSU to validate the data where the build supports it."""
+
+    bench = parameter(["osu_latency", "osu_bw", "osu_bibw", "osu_allreduce", "osu_alltoall"])
+    buffers = parameter(["host", "device"])
+    tool = "osu"
+    sizes = ""  # '' : by benchmark, see identify()
+    #: OSU's own validation (-c, OSU >= 7); off for builds without it
+    validation = True
+
+    def identify(self):
+        self.benchmark = self.bench
+        self.op = op_of(self.bench)
+        self.method = "host" if self.buffers == "host" else "gpu-aware-mpi"
+        self.all_gpus = self.op in ("allreduce", "alltoall")
+        if self.all_gpus:
+            self.perf_points = COLLECTIVE_PERF_POINTS
+        elif self.op in ("bw", "bibw"):  # bandwidth tests: no latency of their own
+            self.perf_points = {k: v for k, v in PERF_POINTS.items() if not k.startswith("latency")}
+        # host-memory bandwidth tests move window x size per iteration: keep them bounded
+        host_bw = self.buffers == "host" and self.op in ("bw", "bibw")
+        if not self.sizes:
+            self.sizes = "1:4M" if host_bw else ("8:1G" if self.all_gpus else "1:1G")
+
+    def requirements(self):
+        if self.buffers == "host":
+            return ["*"], ["+mpi"]
+        return ["+gpu"], ["+gpu-aware-mpi"]
+
+    def method_label(self):
+        return "osu-host" if self.buffers == "host" else "osu"
+
+    def tool_options(self):
+        sizes = self.size_list
+        opts = ["-m", f"{min(sizes)}:{max(sizes)}"]
+        if self.iters > 0:
+            opts += ["-i", str(self.iters)]
+        if self.warmup >= 0:
+            opts += ["-x", str(self.warmup)]
+        if self.validation:
+            opts += ["-c"]
+        if self.all_gpus:
+            opts += ["-f"]
+        if self.op == "allreduce":
+            opts += ["-T", "mpi_float"]  # a float sum, like the payload's (MPI_CHAR sums overflow)
+        if self.buffers == "device":
+            accel = "rocm" if "amdgpu" in self.current_partition.features else "cuda"
+            opts += ["-d", accel] + ([] if self.all_gpus else ["D", "D"])
+        return opts
+
+    def expected_sizes(self):
+        lo, hi = min(self.size_list), max(self.size_list)
+        lo = max(lo, 4) if self.op == "allreduce" else lo  # whole floats
+        return [s for s in parse_sizes(f"1:{hi}") if s >= lo]
+
+    def parse(self, text):
+        return parse_osu(text, self.bench, nranks=self.num_tasks)
+
+
+@rfm.simple_test
+class NcclTestsCheck(NativeCheck):
+    """nccl-tests (rccl-tests) on every GPU of the node: one rank per GPU (``mpi``, needs a
+    build with MPI=1) or one process driving all GPUs (``single``, -g N)."""
+
+    test = parameter(["sendrecv", "all_reduce", "alltoall", "all_gather"])
+    mode = parameter(["mpi", "single"])
+    tool = "nccl-tests"
+    method = "ccl"
+    all_gpus = True
+    sizes = "8:1G"
+    perf_points = COLLECTIVE_PERF_POINTS
+
+    def identify(self):
+        self.benchmark = f"{self.test}_perf"
+        self.op = {"all_reduce": "allreduce", "all_gather": "allgather"}.get(self.test, self.test)
+
+    def requirements(self):
+        return ["+gpu"], ["+nccl", "+rccl"]
+
+    @run_after("setup")
+    def set_single_process(self):
+        self.gpus = self.num_tasks_per_node
+        if self.mode == "single":
+            self.num_tasks = self.num_tasks_per_node = 1
+
+    def tool_options(self):
+        sizes = self.size_list
+        scale = self.num_tasks_per_node if self.mode == "mpi" else self.gpus
+        scale = scale if self.op in ("alltoall", "allgather") else 1  # the tool's size is the whole buffer
+        opts = ["-b", str(min(sizes) * scale), "-e", str(max(sizes) * scale), "-f", "2",
+                "-g", "1" if self.mode == "mpi" else str(self.gpus), "-c", "1"]
+        if self.iters > 0:
+            opts += ["-n", str(self.iters)]
+        if self.warmup >= 0:
+            opts += ["-w", str(self.warmup)]
+        return opts
+
+    def expected_sizes(self):
+        lo, hi = min(self.size_list), max(self.size_list)
+        return [s for s in parse_sizes(f"1:{hi}") if s >= lo]
+
+    def parse(self, text):
+        return parse_nccl_tests(text, nranks=self.gpus)
+
+    def tool_sanity(self, meta, records):
+        if meta["out_of_bounds_ok"] is False:
+            raise SanityError(f"{self.benchmark}: {meta['out_of_bounds']} values out of bounds")
+        if meta["nranks"] != self.gpus:
+            raise SanityError(f"{self.benchmark}: {meta['nranks']} GPUs in the output, expected "
+                              f"{self.gpus} (an nccl-tests build without MPI=1 runs one copy per rank)")

@@ -1,0 +1,133 @@
+"""Parsers of the native tools on real captured output (nccl-tests 2.19.6 on the 2x H200 node,
+OSU 7.4 here and on that node), and the native checks' skip when a binary is absent."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gpucomm.errors import GpucommError
+from gpucomm.metrics import goodput_GBps
+from gpucomm.native import parse_nccl_tests, parse_nccl_tests_json, parse_osu
+from gpucomm.native.rfm import find_binary
+from reframe_helpers import clean_env, reframe, report_cases
+
+DATA = Path(__file__).parent / "data" / "native"
+
+
+def text(name):
+    return (DATA / name).read_text()
+
+
+def test_nccl_tests_all_reduce():
+    meta, recs = parse_nccl_tests(text("nccl-tests_all_reduce_g2.txt"))
+    assert meta["tool"] == "nccl-tests" and meta["version"] == "2.19.6" and meta["op"] == "allreduce"
+    assert meta["nranks"] == 2 and meta["out_of_bounds"] == 0 and meta["out_of_bounds_ok"] is True
+    assert [r["size"] for r in recs] == [8 * 4 ** i for i in range(15)]
+    last = recs[-1]
+    assert last["time_us"]["mean"] == 6384.25 and last["busbw_GBps"] == 336.37
+    assert last["goodput_GBps"] == pytest.approx(goodput_GBps("allreduce", 2147483648, 6384.25e-6, 2))
+    assert last["in_place"] == {"time": 6348.61, "algbw": 338.26, "busbw": 338.26, "wrong": 0.0}
+    assert all(r["validated"] for r in recs)
+
+
+def test_nccl_tests_sendrecv_with_na_column():
+    meta, recs = parse_nccl_tests(text("nccl-tests_sendrecv_g2.txt"))
+    assert meta["op"] == "sendrecv" and len(recs) == 15
+    assert all(r["in_place"]["wrong"] is None and r["validated"] for r in recs)
+    assert recs[-1]["busbw_GBps"] == 363.69
+
+
+def test_nccl_tests_alltoall_block_convention():
+    meta, recs = parse_nccl_tests(text("nccl-tests_alltoall_g2_2.txt"))
+    big = recs[-1]
+    assert big["tool_size"] == 2147483648 and big["size"] == 1073741824  # per-peer block
+    # the paper's all-to-all goodput from the tool's time equals the tool's busbw
+    assert big["goodput_GBps"] == pytest.approx(big["busbw_GBps"], rel=2e-3)
+
+
+def test_nccl_tests_json_matches_its_text():
+    meta_j, recs_j = parse_nccl_tests_json(text("nccl-tests_alltoall_g2.json"))
+    meta_t, recs_t = parse_nccl_tests(text("nccl-tests_alltoall_J.txt"))
+    assert meta_j["op"] == meta_t["op"] == "alltoall" and meta_j["nranks"] == meta_t["nranks"] == 2
+    assert meta_j["out_of_bounds_ok"] is True
+    assert [r["size"] for r in recs_j] == [r["size"] for r in recs_t]
+    for a, b in zip(recs_j, recs_t):
+        assert a["time_us"]["mean"] == pytest.approx(b["time_us"]["mean"], abs=0.01)
+        assert a["busbw_GBps"] == pytest.approx(b["busbw_GBps"], abs=0.01)
+
+
+def test_nccl_tests_wrong_values_and_oob_failure():
+    bad = text("nccl-tests_all_reduce_g2.txt").replace(
+        "6384.25  336.37  336.37       0", "6384.25  336.37  336.37       7").replace(
+        "Out of bounds values : 0 OK", "Out of bounds values : 7 FAILED")
+    meta, recs = parse_nccl_tests(bad)
+    assert recs[-1]["validated"] is False and recs[-1]["wrong"] == 7
+    assert meta["out_of_bounds_ok"] is False and meta["out_of_bounds"] == 7
+
+
+def test_rccl_tests_header():
+    meta, recs = parse_nccl_tests(text("rccl-tests_all_reduce_format.txt"))
+    assert meta["tool"] == "rccl-tests" and meta["version"] == "develop:448c4c7"
+    assert meta["nranks"] == 2 and len(recs) == 15 and meta["out_of_bounds_ok"] is True
+
+
+def test_not_nccl_tests():
+    with pytest.raises(GpucommError):
+        parse_nccl_tests("hello\n")
+    with pytest.raises(GpucommError):
+        parse_nccl_tests_json("{truncated")
+
+
+def test_osu5_latency():
+    meta, recs = parse_osu(text("osu5_latency_hpcx.txt"), "osu_latency")
+    assert meta["version"] == "5.3.2" and meta["op"] == "pingpong" and not meta["validation"]
+    assert recs[0]["size"] == 0 and recs[4]["size"] == 8 and recs[4]["time_us"]["median"] == 1.54
+    assert recs[4]["validated"] is None  # 5.x has no validation column
+    assert recs[-1]["goodput_GBps"] == pytest.approx(131072 / 25.05e-6 / 1e9)
+
+
+@pytest.mark.parametrize("name,bench,op,first_size", [
+    ("osu7_latency_host.txt", "osu_latency", "pingpong", 1),
+    ("osu7_bw_host.txt", "osu_bw", "bw", 1),
+    ("osu7_allreduce_host.txt", "osu_allreduce", "allreduce", 4),
+    ("osu7_alltoall_host.txt", "osu_alltoall", "alltoall", 1),
+    ("osu7_bibw_host.txt", "osu_bibw", "bibw", 1),
+])
+def test_osu7_captured(name, bench, op, first_size):
+    path = DATA / name
+    if not path.exists():
+        pytest.skip(f"{name} not captured")
+    meta, recs = parse_osu(path.read_text(), bench, nranks=2)
+    assert meta["version"] == "7.4" and meta["op"] == op and meta["validation"]
+    assert recs[0]["size"] == first_size and all(r["validated"] for r in recs)
+    assert all(r["goodput_GBps"] > 0 for r in recs)
+    broken = path.read_text().replace("Pass", "Fail", 1)
+    assert parse_osu(broken, bench)[1][0]["validated"] is False
+
+
+def test_osu_without_table():
+    with pytest.raises(GpucommError):
+        parse_osu("# OSU MPI Latency Test v7.4\nsegfault\n", "osu_latency")
+
+
+def test_find_binary(tmp_path):
+    deep = tmp_path / "libexec" / "osu-micro-benchmarks" / "mpi" / "pt2pt"
+    deep.mkdir(parents=True)
+    exe = deep / "osu_latency"
+    exe.write_text("#!/bin/sh\n")
+    exe.chmod(0o755)
+    assert find_binary("osu_latency", [str(tmp_path)]) == str(exe)
+    assert find_binary("osu_nothing_like_this", [str(tmp_path)]) is None
+
+
+def test_native_checks_skip_without_binaries(tmp_path):
+    report = tmp_path / "report.json"
+    env = clean_env(OMPI_ALLOW_RUN_AS_ROOT=1, OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1,
+                    GPUCOMM_OSU_DIR=str(tmp_path / "none"), PATH="/usr/bin:/bin")
+    run = reframe("-c", "checks/native.py", "-r", "--prefix", tmp_path, "--report-file", report, env=env)
+    assert run.returncode == 0, run.stdout[-3000:]
+    cases = report_cases(report)
+    assert cases and all(c["result"] == "skip" for c in cases)
+    skips = [ln for ln in run.stdout.splitlines() if "SKIP" in ln]
+    assert len(skips) == len(cases) and all("not found: set GPUCOMM_OSU_DIR" in ln for ln in skips)

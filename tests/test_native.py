@@ -40,6 +40,8 @@ def test_nccl_tests_sendrecv_with_na_column():
 
 def test_nccl_tests_alltoall_block_convention():
     meta, recs = parse_nccl_tests(text("nccl-tests_alltoall_g2_2.txt"))
+    # the tool's first row (-b 8) is rounded to 0 B and dropped; blocks are the tool's size / 2
+    assert [r["size"] for r in recs][:3] == [16, 64, 256]
     big = recs[-1]
     assert big["tool_size"] == 2147483648 and big["size"] == 1073741824  # per-peer block
     # the paper's all-to-all goodput from the tool's time equals the tool's busbw

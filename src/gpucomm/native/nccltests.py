@@ -71,7 +71,7 @@ def parse_nccl_tests(text, nranks=None):
         if not m:
             continue
         cols = m.group(6).split()
-        if len(cols) < 8:
+        if len(cols) < 8 or int(m.group(1)) == 0:  # 0 B: a size the tool rounded away
             continue
         try:
             oop = {"time": float(cols[0]), "algbw": float(cols[1]), "busbw": float(cols[2]),

@@ -5,7 +5,8 @@
 * acceptance: every check's full sweep (powers of two up to 1 GiB) with the payload's default
   iteration counts, for a new or repaired system.
 * paper: the same sweep with 100 iterations per size, the paper's usual sample count
-  (paper_reference.md), to compare with the committed references of Figs. 3, 5 and 6.
+  (paper_reference.md), to compare with the committed references of Figs. 3, 5, 6 and 7, and
+  the scaling checks up to 512 nodes (Figs. 9 and 10).
 """
 
 _COMMON = ["--tag=gpucomm", "--exec-policy=async"]
@@ -16,6 +17,6 @@ site_configuration = {
          "options": _COMMON + ["--setvar=sizes=8,1M,64M,1G", "--setvar=iters=20",
                                "--setvar=warmup=2"]},
         {"name": "acceptance", "options": _COMMON},
-        {"name": "paper", "options": _COMMON + ["--setvar=iters=100"]},
+        {"name": "paper", "options": _COMMON + ["--setvar=iters=100", "--setvar=max_nodes=512"]},
     ],
 }

@@ -12,6 +12,9 @@ CONFIG = REPO / "config" / "settings.py"
 CHECKS = REPO / "checks"
 SHARED_CSV = REPO.parent / "shared" / "paper_reference.csv"
 
+#: the inter-node checks (checks/internode.py), tested in test_internode.py
+INTERNODE_CHECKS = ("MultiPingPongCheck", "AllToAllScalingCheck", "AllReduceScalingCheck")
+
 _MAIN = "import sys; from reframe.frontend.cli import main; sys.argv[0] = 'reframe'; sys.exit(main())"
 
 
@@ -37,6 +40,23 @@ def reframe(*args, env=None, timeout=600):
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
+def dry_runs(runs, tmp_path_factory, env):
+    """``reframe --dry-run ARGS`` for every {key: ARGS} at once, each in its own prefix:
+    {key: its test cases}."""
+    procs = {}
+    for key, args in runs.items():
+        prefix = tmp_path_factory.mktemp("-".join(map(str, key)) if isinstance(key, tuple) else key)
+        cmd = reframe_cmd(*args, "--dry-run", "--prefix", prefix, "--report-file", prefix / "report.json")
+        procs[key] = (prefix, subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE,
+                                               stderr=subprocess.STDOUT, text=True))
+    cases = {}
+    for key, (prefix, proc) in procs.items():
+        out, _ = proc.communicate(timeout=600)
+        assert proc.returncode == 0, f"dry-run {key} failed:\n{out[-4000:]}"
+        cases[key] = report_cases(prefix / "report.json")
+    return cases
+
+
 def report_cases(report_file):
     """The test cases of a ReFrame JSON run report (--report-file)."""
     with open(report_file) as fp:
@@ -49,10 +69,18 @@ def job_script(case):
     return path.read_text() if case["stagedir"] and path.exists() else None
 
 
+#: checks of checks/native.py: they run the site's OSU/nccl-tests, have no method parameter and
+#: reproduce no figure of the paper (tests/test_native.py covers them)
+NATIVE_CHECKS = ("OsuCheck", "NcclTestsCheck")
+NOT_NATIVE = ("-x", "|".join(NATIVE_CHECKS))
+
+
 def check_classes():
-    """Names of the checks in checks/ (classes decorated with rfm.simple_test)."""
+    """Names of the payload checks in checks/ (classes decorated with rfm.simple_test)."""
     names = []
     for path in sorted(CHECKS.glob("*.py")):
+        if path.name == "native.py":
+            continue
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ClassDef) and any(
                     "simple_test" in ast.unparse(d) for d in node.decorator_list):

@@ -12,7 +12,7 @@ import yaml
 
 from gpucomm import METHODS
 from gpucomm.references import (FIGURES, METHOD_OF, PARTITION_OF, build, checks_have_num_nodes,
-                                generate, main, perf_points)
+                                generate, index_of, keys_of, main, perf_points)
 from reframe_helpers import REPO, SHARED_CSV, check_classes
 
 REFS = REPO / "config" / "references"
@@ -27,6 +27,9 @@ alps,intra,pingpong,ccl,,1,2,4,0.0042,0.0043,0.0038,0.0047,7.7,7.5,700,fig3-unpl
 alps,intra,pingpong,ccl,,1,2,64,0.068,0.0688,0.0631,0.0740,7.68,7.44,600,fig3
 alps,intra,pingpong,gpu_aware_mpi,,1,2,8,0.0053,0.0050,0.0025,0.0056,12.5,12.2,100,fig3
 alps,inter,pingpong,host_mpi,,2,8,1073741824,700,700,690,710,1,1,100,fig7
+alps,inter,pingpong,ccl,,2,8,8,0.0153,0.0153,0.0147,0.0157,16.84,16.776,100,fig7
+lumi,inter,pingpong,ccl,,2,16,8,0.0153,0.0153,0.0147,0.0157,36.5,36.5,100,fig7
+lumi,inter,alltoall,ccl,,4,32,2097152,88,88.6,87,90,1,1,100,fig9
 lumi,intra,pingpong,device_copy,0-2,1,2,1073741824,300.4,300.4,300.3,300.5,1,1,100,fig4
 lumi,intra,allreduce,ccl,,1,8,1073741824,541.786,541.473,539.139,544.873,15855.1,15864,100,fig6
 lumi,intra,alltoall,device_copy,,1,8,1073741824,175.387,175.0,100.0,177.313,342631,342838,100,fig5
@@ -45,7 +48,7 @@ def test_rules_on_synthetic_rows(paper_csv):
     refs = {name: yaml.safe_load(text) for name, text in generate(str(paper_csv), False).items()}
     assert set(refs) == {"alps.yaml", "lumi.yaml"}
     alps = refs["alps.yaml"]
-    assert list(alps) == ["PingPongCheck"]  # the inter-node host_mpi row is Fig. 7: no check yet
+    assert list(alps) == ["PingPongCheck"]  # Fig. 7's rows need the num_nodes level
     pp = alps["PingPongCheck"]
     assert pp["$index"] == ["$partition", "method"]
     ccl = pp["alps:gh200"]["ccl"]
@@ -77,6 +80,20 @@ def test_multi_node_index(paper_csv):
     assert sorted(ar["lumi:standard-g"]) == [1, 16]  # Fig. 6 on one node, Fig. 10 on 16
     assert ar["lumi:standard-g"][16]["ccl"]["goodput_1GiB"][0] == 400 / 8
     assert 1 in refs["alps"]["PingPongCheck"]["alps:gh200"]
+    # Fig. 7: 2 nodes, same switch, P = ranks per node pairs; goodput the per-node aggregate
+    mpp = refs["alps"]["MultiPingPongCheck"]
+    assert mpp["$index"] == ["$partition", "num_nodes", "placement", "num_tasks_per_node", "method"]
+    alps = mpp["alps:gh200"][2]["same-switch"][4]
+    assert list(alps) == ["host", "ccl"]  # gpucomm.METHODS order
+    assert alps["host"] == {"goodput_1GiB": [700 / 8, -0.05, None, "GB/s"]}
+    assert alps["ccl"] == {"latency_8B": [16.776, None, 0.1, "us"]}
+    assert list(refs["lumi"]["MultiPingPongCheck"]["lumi:standard-g"][2]["same-switch"]) == [8]
+    # Fig. 9 at 2 MiB blocks: the scaling check's own perf variables, not AllToAllCheck's
+    a2a = refs["lumi"]["AllToAllScalingCheck"]["lumi:standard-g"]
+    assert a2a[4]["ccl"] == {"goodput_2MiB": [88.6 / 8, -0.05, None, "GB/s"],
+                             "busbw_2MiB": [88.6 / 8, -0.05, None, "GB/s"]}
+    assert 4 not in refs["lumi"]["AllToAllCheck"]["lumi:standard-g"]  # no perf variable at 2 MiB
+    assert refs["lumi"]["AllReduceScalingCheck"]["lumi:standard-g"][16]["ccl"]["goodput_1GiB"][0] == 50
 
 
 def test_cli(paper_csv, tmp_path, capsys):
@@ -101,11 +118,11 @@ def test_every_check_has_a_figure_mapping():
 def test_committed_files_are_valid_references():
     """Without the CSV: each file loads, is indexed the way the checks can be looked up, and
     names only partitions of its own system."""
-    index = ["$partition"] + (["num_nodes"] if checks_have_num_nodes() else []) + ["method"]
     for system, partition in PARTITION_OF.items():
         refs = yaml.safe_load((REFS / f"{system}.yaml").read_text())
         assert set(refs) <= set(FIGURES)
         for check, entry in refs.items():
+            index = index_of(check, checks_have_num_nodes())
             assert entry["$index"] == index, f"{system}.yaml {check}: regenerate the references"
             assert set(entry) == {"$index", partition}
 
@@ -127,11 +144,11 @@ def test_every_paper_measurement_has_its_reference():
     for carries a reference whose value is the CSV's."""
     with_nodes = checks_have_num_nodes()
     refs = {s: yaml.safe_load((REFS / f"{s}.yaml").read_text()) for s in PARTITION_OF}
-    checked = 0
+    checked, per_check = 0, dict.fromkeys(FIGURES, 0)
     with open(SHARED_CSV, newline="") as fp:
         rows = list(csv.DictReader(fp))
     for check, (op, fig1, fign) in FIGURES.items():
-        figs = {fig1, fign} if with_nodes else {fig1}
+        figs = ({fig1, fign} if with_nodes else {fig1}) - {None}
         for row in rows:
             if row["operation"] != op or row["source_figure"].split("-")[0] not in figs:
                 continue
@@ -139,9 +156,9 @@ def test_every_paper_measurement_has_its_reference():
             points = {v: p for v, p in perf_points(check).items() if p[0] == size}
             if not points:
                 continue
-            entry = refs[row["system"]][check][PARTITION_OF[row["system"]]]
-            if with_nodes:
-                entry = entry[int(row["nodes"])]
+            entry = refs[row["system"]][check]
+            for key in keys_of(check, row, with_nodes):
+                entry = entry[key]
             entry = entry[METHOD_OF[row["method"]]]
             for var, (_, field, unit) in points.items():
                 value, lower, upper, ref_unit = entry[var]
@@ -156,5 +173,9 @@ def test_every_paper_measurement_has_its_reference():
                         assert value >= goodput and math.isfinite(value)
                     assert upper is None and -1 <= lower < 0
                 checked += 1
+                per_check[check] += 1
     # one node: 11 (system, method) pairs x (2 ping-pong + 3 all-to-all + 3 all-reduce variables)
     assert checked >= 88
+    if with_nodes:  # Fig. 7: 9 (system, method) pairs x 2; Figs. 9/10: every node count x 2
+        assert per_check["MultiPingPongCheck"] == 18
+        assert per_check["AllToAllScalingCheck"] >= 2 * 30 and per_check["AllReduceScalingCheck"] >= 2 * 40

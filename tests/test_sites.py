@@ -3,7 +3,8 @@
 ``reframe --dry-run`` runs every check through setup (partition, environment, resources,
 launcher, references) and writes its rfm_job.sh without submitting anything; the scripts are
 compared here with what a user of each site would write, on 1, 2 and 512 nodes.  The three
-systems are dry-run once, concurrently, for the whole module.
+systems are dry-run once, concurrently, for the whole module.  The inter-node checks
+(checks/internode.py) have their own module, test_internode.py.
 """
 
 import csv
@@ -20,8 +21,9 @@ from gpucomm.metrics import busbw_GBps, goodput_GBps
 from gpucomm.references import FIGURES, METHOD_OF
 from gpucomm.rfm import GpucommCheck
 from gpucomm.siteconf import slurm_access
-from reframe_helpers import (REPO, SHARED_CSV, check_classes, clean_env, job_script, reframe,
-                             reframe_cmd, report_cases)
+from reframe_helpers import INTERNODE_CHECKS, NATIVE_CHECKS, REPO, SHARED_CSV, check_classes, clean_env
+from reframe_helpers import dry_runs as dry_run_all
+from reframe_helpers import job_script, reframe, report_cases
 
 BIND = str(REPO / "config" / "bin" / "gpucomm-bind")
 ACCOUNT = "gpucomm_test"
@@ -88,26 +90,21 @@ SITES = {
 @pytest.fixture(scope="module")
 def dry_runs(tmp_path_factory):
     """{system: [test case dicts]} of one dry-run per system, run concurrently."""
-    procs = {}
+    runs = {}
     for system in SITES:
-        prefix = tmp_path_factory.mktemp(system)
-        args = ["--system", system, "-c", "checks/", "--dry-run", "--prefix", prefix,
-                "--report-file", prefix / "report.json"]
+        runs[system] = ["--system", system, "-c", "checks/", "-x", "|".join(INTERNODE_CHECKS + NATIVE_CHECKS)]
         if HAS_NUM_NODES:
-            args += ["-P", "num_nodes=" + ",".join(map(str, NODES))]
-        procs[system] = (prefix, subprocess.Popen(
-            reframe_cmd(*args), cwd=REPO, env=clean_env(SBATCH_ACCOUNT=ACCOUNT),
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
-    cases = {}
-    for system, (prefix, proc) in procs.items():
-        out, _ = proc.communicate(timeout=600)
-        assert proc.returncode == 0, f"dry-run of {system} failed:\n{out[-4000:]}"
-        cases[system] = report_cases(prefix / "report.json")
-    return cases
+            runs[system] += ["-P", "num_nodes=" + ",".join(map(str, NODES))]
+    return dry_run_all(runs, tmp_path_factory, clean_env(SBATCH_ACCOUNT=ACCOUNT))
 
 
 def check_name(case):
     return case["name"].split()[0]
+
+
+def site_checks():
+    """The checks this module dry-runs: all but the inter-node ones."""
+    return [c for c in check_classes() if c not in INTERNODE_CHECKS]
 
 
 def nodes_of(case):
@@ -126,8 +123,10 @@ def guard(site, op):
     return site.link_GBps if op in PAIR_OPS else site.gpu_GBps
 
 
-def expected_script(site, case):
-    n, p = nodes_of(case), ranks_per_node(site, case)
+def expected_script(site, case, p=None, placement=(), limit=None):
+    """The script line by line; ``p`` ranks per node, ``placement`` sbatch options and the
+    guard ``limit`` where not this module's defaults (test_internode.py)."""
+    n, p = nodes_of(case), p or ranks_per_node(site, case)
     method, gpu = case["method"], case["method"] != "host"
     lines = ["#!/bin/bash",
              f'#SBATCH --job-name="rfm_{os.path.basename(case["stagedir"])}"',
@@ -142,6 +141,7 @@ def expected_script(site, case):
     lines += [f"#SBATCH {opt}" for opt in site.access]
     if gpu:
         lines.append("#SBATCH " + site.gpu_request.format(p))
+    lines += [f"#SBATCH {opt}" for opt in placement]
     lines += [f"#SBATCH {opt}" for opt in site.job_options]
     lines += [f"module load {m}" for m in site.modules]
     lines += [f"export {k}={v}" for k, v in site.env.items()]
@@ -151,8 +151,10 @@ def expected_script(site, case):
     lines += [f"export GPUCOMM_BIND_{k}={v}" for k, v in site.nics.items()]
     cmd = ["srun", *site.srun, BIND, "python3", "-m", "gpucomm", case["op"], "--method", method,
            "--sizes", case["sizes"], "--json", "gpucomm_results.json"]
+    if case["iters"]:
+        cmd += ["--iters", str(case["iters"])]
     if gpu:
-        cmd += ["--max-bandwidth", str(guard(site, case["op"]))]
+        cmd += ["--max-bandwidth", str(limit or guard(site, case["op"]))]
     lines.append(" ".join(cmd))
     return lines
 
@@ -173,8 +175,9 @@ def test_job_scripts_line_by_line(dry_runs, system, nodes):
     for case in _cases(dry_runs, system, nodes):
         name = case["display_name"]
         seen.add((check_name(case), case["method"]))
-        if case["op"] in PAIR_OPS and nodes > 2:
-            assert case["result"] == "skip", f"{name}: a pair cannot use {nodes} nodes"
+        if (case["op"] in PAIR_OPS and nodes > 2) or (case["method"] == "ipc-copy" and nodes > 1):
+            assert case["result"] == "skip", f"{name}: a pair cannot use {nodes} nodes, " \
+                "nor IPC copies several nodes"
             assert job_script(case) is None
             continue
         assert case["result"] == "pass", f"{name}: {case['fail_reason']}"
@@ -184,14 +187,14 @@ def test_job_scripts_line_by_line(dry_runs, system, nodes):
         for i, (g, w) in enumerate(zip(got, want), 1):
             assert g == w, f"{name}, rfm_job.sh line {i}:\n  got:  {g}\n  want: {w}"
         assert len(got) == len(want), f"{name}: {len(got)} lines, want {len(want)}:\n{script}"
-    assert seen == {(c, m) for c in check_classes() for m in METHODS}
+    assert seen == {(c, m) for c in site_checks() for m in METHODS}
 
 
 def test_alps_lists_every_check():
     out = reframe("--system", "alps", "-c", "checks/", "-l")
     assert out.returncode == 0, out.stdout
     listed = {tuple(line.split()[1:3]) for line in out.stdout.splitlines() if line.startswith("- ")}
-    want = {(c, f"%method={m}") for c in check_classes() for m in METHODS}
+    want = {(c, f"%method={m}") for c in site_checks() for m in METHODS}
     assert want <= listed, f"not listed: {sorted(want - listed)}\n{out.stdout}"
 
 
@@ -301,7 +304,7 @@ def test_bind_wrapper_without_table_or_rank():
     ("paper", "--sizes 1:1G --json gpucomm_results.json --iters 100"),
 ])
 def test_modes(tmp_path, mode, args):
-    out = reframe("--system", "alps", "-c", "checks/", "--mode", mode, "-n", "PingPongCheck%method=ccl",
+    out = reframe("--system", "alps", "-c", "checks/", "--mode", mode, "-n", "^PingPongCheck%method=ccl",
                   "--dry-run", "--prefix", tmp_path, "--report-file", tmp_path / "report.json")
     assert out.returncode == 0, out.stdout
     (case,) = report_cases(tmp_path / "report.json")

@@ -1,4 +1,5 @@
-"""The host-MPI checks through a real Slurm: sbatch, srun --mpi=pmix, squeue (system `ci`).
+"""The host-MPI checks through a real Slurm: sbatch, srun --mpi=pmix, squeue (system `ci`);
+the multi ping-pong too, its two "nodes" emulated on the cluster's one node (rank groups).
 
 Needs the one-node cluster of .ci/slurm-up.sh; skipped without it, unless GPUCOMM_REQUIRE_SLURM=1
 (CI), where a missing Slurm is a failure.
@@ -12,7 +13,7 @@ import subprocess
 
 import pytest
 
-from reframe_helpers import clean_env, reframe, report_cases
+from reframe_helpers import NOT_NATIVE, clean_env, reframe, report_cases
 
 
 def _slurm_state():
@@ -43,14 +44,16 @@ def slurm():
 
 def test_host_checks_pass_through_sbatch(slurm, tmp_path):
     report = tmp_path / "report.json"
-    run = reframe("--system", "ci", "-c", "checks/", "-t", "^host$", "-r",
+    # the one node has 2 CPUs: the multi ping-pong's 2 "nodes" x 1 rank
+    mpp = ["-S", "MultiPingPongCheck.emulate_nodes=y", "-S", "MultiPingPongCheck.ranks_per_node=1"]
+    run = reframe("--system", "ci", "-c", "checks/", "-t", "^host$", *NOT_NATIVE, "-r", *mpp,
                   "-S", "sizes=8,1K,1M", "-S", "iters=20", "--prefix", tmp_path,
                   "--report-file", report, env=clean_env(), timeout=900)
     print(run.stdout[-3000:])
     assert run.returncode == 0, run.stdout[-4000:]
     cases = report_cases(report)
     assert {c["name"].split()[0] for c in cases} == {"PingPongCheck", "AllReduceCheck",
-                                                     "AllToAllCheck"}
+                                                     "AllToAllCheck", "MultiPingPongCheck"}
     for case in cases:
         name = case["display_name"]
         assert case["result"] == "pass", f"{name}: {case['fail_reason']}"
@@ -65,6 +68,11 @@ def test_host_checks_pass_through_sbatch(slurm, tmp_path):
         with open(os.path.join(case["outputdir"], "gpucomm_results.json")) as fp:
             meta = json.load(fp)["meta"]
         assert meta["nranks"] == 2 and "Open MPI" in meta["mpi"]
+        if case["op"] == "multi-pingpong":  # node A = rank 0, node B = rank 1, on localhost
+            assert "#SBATCH --nodes=1" in script.splitlines() and "--switches" not in script
+            assert srun[0].endswith("--ranks-per-node 1")
+            assert meta["node_of_rank"] == [0, 1] and meta["pairs"] == 1
+            assert meta["placement"]["hosts"] == [meta["hosts"][0]]
         # the batch system ran it: a batch job (sbatch) that completed on node localhost
         job = subprocess.run(["scontrol", "show", "job", str(case["jobid"])],
                              capture_output=True, text=True, timeout=20).stdout

@@ -17,6 +17,10 @@ Sources:
 * CPU map 1,73,145,217 (one core of each Grace, next to its GPU): the paper's run
   configuration (DanieleDeSensi/blink conf/alps.sh, BLINK_PINNING_FLAGS).
 * Link limits: paper_reference.md, "Nominal bandwidths drawn in the paper's plots".
+* Placement: one switch with Slurm's --switches=1 (sbatch man page; honoured where Slurm has a
+  topology/tree, which then sets SLURM_TOPOLOGY_ADDR, and checked after the run); different
+  switch / group as the node pairs of the paper's runs (DanieleDeSensi/blink, branch sc24,
+  sbatch/alps/two-nodes{,-diff-switch,-diff-group}.sbatch); -S nodelist=... overrides them.
 """
 
 import os
@@ -50,8 +54,17 @@ site_configuration = {
             "extras": {
                 # guard (GB/s): largest GPU-pair link (Fig. 3: 1200 Gb/s = 150 GB/s) ...
                 "link_bandwidth_GBps": 150,
-                # ... and a GPU's links to all 3 peers (Figs. 5/6: 3600 Gb/s = 450 GB/s)
+                # ... and a GPU's links to all 3 peers (Figs. 5/6: 3600 Gb/s = 450 GB/s) ...
                 "gpu_bandwidth_GBps": 450,
+                # ... and the node's 4 NICs, a multi ping-pong's bound (Fig. 7: 800 Gb/s)
+                "network_bandwidth_GBps": 100,
+                # where two nodes sit on the Slingshot dragonfly: one switch through Slurm; the
+                # other two as the paper's pairs (its same-switch pair: nid001058,nid001056)
+                "placement_options": {
+                    "same-switch": ["--switches=1"],
+                    "different-switch": ["--nodelist=nid001056,nid001128"],
+                    "different-group": ["--nodelist=nid001058,nid007112"],
+                },
                 "launcher_options": ["--cpu-bind=map_cpu:1,73,145,217", bind_wrapper(__file__)],
                 "method_env_vars": gpu_binding("CUDA_VISIBLE_DEVICES", range(4)),
             },

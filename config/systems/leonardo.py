@@ -17,6 +17,9 @@ Sources:
   (BLINK_IB_DEVICES=mlx5_0#...#mlx5_3) in local-rank order, as the usual per-rank wrappers do.
 * HCOLL off: the paper's Figs. 9/10 runs are the "hcoll0" ones (paper_reference.md).
 * Link limits: paper_reference.md, "Nominal bandwidths drawn in the paper's plots".
+* Placement: --switches=1 (sbatch man page); Slurm's topology/tree sets SLURM_TOPOLOGY_ADDR in
+  every task here, which the paper's authors read to tell the switch distance of two nodes
+  (HicrestLaboratory/Blink-GPU utils/find_nodes_distance.sh) and the payload records.
 """
 
 from gpucomm.siteconf import (bind_wrapper, env_list, gpu_binding, gpu_resource, python,
@@ -45,8 +48,13 @@ site_configuration = {
             "extras": {
                 # guard (GB/s): GPU-pair link (Fig. 3: 800 Gb/s = 100 GB/s) ...
                 "link_bandwidth_GBps": 100,
-                # ... and a GPU's links to all 3 peers (Figs. 5/6: 2400 Gb/s = 300 GB/s)
+                # ... and a GPU's links to all 3 peers (Figs. 5/6: 2400 Gb/s = 300 GB/s) ...
                 "gpu_bandwidth_GBps": 300,
+                # ... and the node's 4 HDR100 ports, a multi ping-pong's bound (Fig. 7: 400 Gb/s)
+                "network_bandwidth_GBps": 50,
+                # one leaf switch through Slurm's topology/tree; other placements need given
+                # nodes (-S nodelist=...): Slurm has no option for "apart"
+                "placement_options": {"same-switch": ["--switches=1"]},
                 # 8 cores per task in block order: tasks 0,1 on cores 0-15, tasks 2,3 on 16-31
                 "launcher_options": ["--cpus-per-task=8", "--cpu-bind=cores", bind_wrapper(__file__)],
                 "method_env_vars": gpu_binding(

@@ -16,7 +16,8 @@ from gpucomm.probe import node_info
 _info = node_info()
 _features, _env_features, _env_vars, _launcher_opts = [], [], [], []
 _devices = []
-_extras = {"gpus_per_node": _info["gpu_count"], "gpu_model": _info["gpu_model"]}
+# one node: multi-node checks run emulated here, as rank groups (-S emulate_nodes=y)
+_extras = {"gpus_per_node": _info["gpu_count"], "gpu_model": _info["gpu_model"], "nodes": 1}
 
 if _info["gpu_count"]:
     _part = f"{_info['gpu_slug']}x{_info['gpu_count']}"

@@ -17,6 +17,8 @@ Sources:
   man page (intro_mpi); HSA_ENABLE_SDMA=0 (device copies by blit kernels instead of the SDMA
   engines, which cap GCD-to-GCD copies well below the Infinity Fabric): ROCm HIP docs.
 * Link limits: paper_reference.md, "Nominal bandwidths drawn in the paper's plots".
+* Network: 24 dragonfly groups of 124 nodes, 32 switches per group, each node's 4 NICs on
+  different switches (docs.lumi-supercomputer.eu/hardware/network/); placement as on Leonardo.
 """
 
 from gpucomm.siteconf import (bind_wrapper, env_list, gpu_binding, gpu_resource, python,
@@ -49,8 +51,13 @@ site_configuration = {
             "extras": {
                 # guard (GB/s): the fastest GCD pair, 0-1 (Figs. 3/4: 1600 Gb/s = 200 GB/s) ...
                 "link_bandwidth_GBps": 200,
-                # ... and GCD 0 to all 7 peers, the sum of Fig. 4's bar tops (4800 Gb/s)
+                # ... and GCD 0 to all 7 peers, the sum of Fig. 4's bar tops (4800 Gb/s) ...
                 "gpu_bandwidth_GBps": 600,
+                # ... and the node's 4 NICs, a multi ping-pong's bound (Fig. 7: 800 Gb/s)
+                "network_bandwidth_GBps": 100,
+                # one switch through Slurm (a LUMI-G node's 4 NICs sit on 4 switches of its
+                # group: Slurm's leaf is what "switch" means here); others: -S nodelist=...
+                "placement_options": {"same-switch": ["--switches=1"]},
                 "launcher_options": ["--cpu-bind=mask_cpu:" + ",".join(CPU_MASKS),
                                      bind_wrapper(__file__)],
                 "method_env_vars": gpu_binding("ROCR_VISIBLE_DEVICES", range(8)),

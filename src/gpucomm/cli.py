@@ -81,6 +81,9 @@ def build_parser():
         s.add_argument("--timer", choices=("auto", "host", "device"), default="auto",
                        help="per-iteration timer: host clock after synchronisation, or device events "
                             "(ccl only); auto: device for ccl, host otherwise")
+        s.add_argument("--ranks-per-node", type=_positive_int, default=None, metavar="K",
+                       help="treat consecutive groups of K ranks as nodes (a multi-node run emulated "
+                            "on one machine); default: the MPI shared-memory domains")
         s.add_argument("--allow-shared-gpu", action="store_true",
                        help="allow two ranks of a node on one GPU")
         s.add_argument("--quiet", action="store_true", help="no human table, JSON records only")
@@ -108,7 +111,8 @@ def main(argv=None):
     from .engine import RunConfig, run
     cfg = RunConfig(op=args.command, method=args.method, sizes=sizes, iters=args.iters, warmup=args.warmup,
                     backend=args.backend, json_path=args.json_path, max_bandwidth=args.max_bandwidth,
-                    allow_shared_gpu=args.allow_shared_gpu, quiet=args.quiet, timer=args.timer)
+                    allow_shared_gpu=args.allow_shared_gpu, quiet=args.quiet, timer=args.timer,
+                    ranks_per_node=args.ranks_per_node)
     try:
         return run(cfg)
     except GpucommError as exc:

@@ -19,7 +19,8 @@ from .methods import get_method
 from .ops import get_operation
 from .sizes import size_label
 from .timers import make_timer
-from .topology import local_rank, nominal_gpu_link_GBps, nominal_pcie_GBps
+from .topology import (cray_xname, emulated_nodes, local_rank, nominal_gpu_link_GBps,
+                       nominal_pcie_GBps, placement_of, topology_addr)
 
 RESULT_TAG = "GPUCOMM-RESULT"
 DONE_TAG = "GPUCOMM-DONE"
@@ -38,6 +39,7 @@ class RunConfig:
     max_bandwidth: Optional[float] = None  # GB/s; None: detect; 0: no guard
     allow_shared_gpu: bool = False
     timer: str = "auto"              # auto, host, device (see timers.py)
+    ranks_per_node: Optional[int] = None  # emulate nodes: groups of K consecutive ranks
     quiet: bool = False
     extra: dict = field(default_factory=dict)
 
@@ -61,6 +63,10 @@ class Context:
 
     def peers(self):
         return [r for r in range(self.nranks) if r != self.rank]
+
+    def same_host(self, rank):
+        """Whether ``rank`` runs on this rank's physical node (shared memory, GPU peer access)."""
+        return self.host_node_of[rank] == self.host_node
 
 
 def agree(comm, error):
@@ -109,6 +115,11 @@ class Output:
               f"ranks={m['nranks']} nodes={m['nodes']} devices={','.join(map(str, m['devices']))}")
         print(f"# timer={m['timer']} mpi={m['mpi']}" +
               (f" gpu-aware-mpi: {m['gpu_aware_mpi']}" if m.get("gpu_aware_mpi") else ""))
+        if m["nodes"] > 1 or m["physical_nodes"] > 1:
+            names = " ".join(f"{i}={h}" for i, h in enumerate(m["node_names"]))
+            emu, pl = m["emulated_ranks_per_node"], m["placement"]
+            emulated = f" (emulated, {emu} rank{'s' * (emu > 1)} per node)" if emu else ""
+            print(f"# nodes {names}{emulated}; placement {pl['distance']} ({pl['source']})")
         if m.get("nominal_GBps"):
             print(f"# nominal link bandwidth {m['nominal_GBps']:.1f} GB/s ({m['nominal_source']})")
         if not self.cfg.quiet:
@@ -142,16 +153,19 @@ class Output:
                 json.dump({"meta": self.meta, "summary": summary, "results": self.records}, fp, indent=1)
 
 
-def _nominal_limit(cfg, method, backend, ctx):
+def _nominal_limit(cfg, method, backend, ctx, op):
     """The guard's limit (GB/s, None for none) and where it came from; same on every rank."""
     if cfg.max_bandwidth is not None:
         return (cfg.max_bandwidth or None), "--max-bandwidth"
+    links = op.parallel_links
     limit, source = None, "none"
     if backend.is_device and ctx.rank == 0 and hasattr(backend, "pci_bus_id") and not backend.is_hip:
         if method == "staging":
             limit, source = nominal_pcie_GBps(backend.pci_bus_id()), "nvidia-smi PCIe link"
         else:
             limit, source = nominal_gpu_link_GBps(backend.pci_bus_id()), "nvidia-smi nvlink/PCIe"
+        if limit and links > 1:
+            limit, source = limit * links, f"{source} x {links} pairs"
     return ctx.comm.bcast((limit, source if limit else "none"), root=0)
 
 
@@ -167,22 +181,35 @@ def run(cfg):
     method_cls = get_method(cfg.method)
     msg = op_cls.check_ranks(comm.size)
     if msg:
-        raise collective(GpucommError(msg + " (start it with mpirun/srun -n 2)"))
+        raise collective(GpucommError(msg))
     op_cls.check_sizes(cfg.sizes)
     backend_name = _choose_backend(cfg, method_cls)
 
-    lrank, lsize, node = local_rank(comm, MPI)
+    # the node of a rank: its MPI shared-memory domain (its host), or with --ranks-per-node K
+    # its group of K consecutive ranks (a multi-node run emulated on one machine)
+    lrank, lsize, host_node = local_rank(comm, MPI)
+    node_of = None
+    if cfg.ranks_per_node:
+        node_of = emulated_nodes(comm.size, cfg.ranks_per_node)
+        if node_of is None:
+            raise collective(GpucommError(f"--ranks-per-node {cfg.ranks_per_node} does not divide "
+                                          f"the {comm.size} ranks into whole nodes"))
     backend = _collective(lambda: make_backend(backend_name, lrank), comm)
     ctx = Context(comm, MPI, backend)
     ctx.op_name = cfg.op
-    ctx.local_rank, ctx.local_size, ctx.node = lrank, lsize, node
+    ctx.local_rank, ctx.local_size, ctx.host_node = lrank, lsize, host_node
 
     # placement: which device each rank drives; two ranks of one node on one GPU is an error
     desc = backend.describe()
-    placement = comm.allgather((socket.gethostname(), node, desc.get("pci_bus_id", "host")))
+    host = socket.gethostname()
+    placement = comm.allgather((host, host_node, desc.get("pci_bus_id", "host"),
+                                topology_addr(host), cray_xname()))
+    ctx.host_node_of = [p[1] for p in placement]
+    ctx.node_of = node_of or ctx.host_node_of
+    ctx.node = ctx.node_of[comm.rank]
     if backend.is_device and not cfg.allow_shared_gpu:
         seen = {}
-        for r, (host, nd, bus) in enumerate(placement):
+        for r, (host, nd, bus, _, _) in enumerate(placement):
             if (nd, bus) in seen:
                 raise collective(GpucommError(
                     f"ranks {seen[(nd, bus)]} and {r} both drive GPU {bus} on {host}: "
@@ -191,21 +218,23 @@ def run(cfg):
 
     method = _collective(lambda: method_cls(ctx), comm)
     op = op_cls(ctx, method)
+    ctx.comm_peers = op.peers()
     send_bytes, recv_bytes = op.buffer_bytes(max(cfg.sizes))
     ctx.sendbuf = _collective(lambda: backend.empty(send_bytes), comm)
     ctx.recvbuf = _collective(lambda: backend.empty(recv_bytes), comm)
     _collective(lambda: method.setup(ctx.sendbuf, ctx.recvbuf), comm)
 
     timer = make_timer(cfg.timer, backend, method)
-    limit, limit_source = _nominal_limit(cfg, cfg.method, backend, ctx)
+    limit, limit_source = _nominal_limit(cfg, cfg.method, backend, ctx, op)
     meta = {"op": cfg.op, "method": cfg.method, "backend": desc["backend"], "nranks": comm.size,
-            "nodes": len({p[1] for p in placement}), "hosts": [p[0] for p in placement],
+            **_node_meta(placement, ctx.node_of, cfg.ranks_per_node),
             "devices": [p[2] for p in placement], "device_name": desc.get("name", "host"),
             "mpi": MPI.Get_library_version().split(",")[0].strip().strip("\x00"), "gpucomm": __version__,
             "nominal_GBps": limit, "nominal_source": limit_source, "graph": False, "timer": timer.name,
             "time": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
     if hasattr(method, "why"):
         meta["gpu_aware_mpi"] = method.why
+    meta.update(op.meta())
     out = Output(cfg, meta, comm.rank == 0)
     out.header()
     corrupt = _corruption_request()
@@ -248,6 +277,27 @@ def run(cfg):
         method.close()
     out.done(True)
     return 0
+
+
+def _node_meta(placement, node_of, emulated):
+    """What the JSON meta says of the nodes: every rank's host and node, the (emulated) node
+    names, and how far the physical nodes are apart on the network (topology.placement_of)."""
+    hosts = [p[0] for p in placement]
+    host_of_node = {}
+    for rank, node in enumerate(node_of):
+        host_of_node.setdefault(node, hosts[rank])
+    first = {}
+    for host, host_node, _, addr, xname in placement:
+        first.setdefault(host_node, (host, addr, xname))
+    physical = [first[n] for n in sorted(first)]
+    distance, source = placement_of([p[1] for p in physical])
+    return {"nodes": len(host_of_node), "physical_nodes": len(physical), "hosts": hosts,
+            "node_of_rank": list(node_of),
+            "node_names": [host_of_node[n] for n in sorted(host_of_node)],
+            "emulated_ranks_per_node": emulated or None,
+            "placement": {"hosts": [p[0] for p in physical],
+                          "topology_addr": [p[1] for p in physical],
+                          "xname": [p[2] for p in physical], "distance": distance, "source": source}}
 
 
 def _raise_if(message, cls):

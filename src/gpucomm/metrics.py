@@ -10,7 +10,8 @@ Units: GB/s = 1e9 bytes/s, times in microseconds.
 * algbw and busbw (nccl-tests' definitions, doc/PERFORMANCE.md):
     - algbw = buffer bytes / t, buffer = S for all-reduce and send/recv, S * n for all-to-all
     - busbw = algbw * 2(n-1)/n for all-reduce, algbw * (n-1)/n for all-to-all,
-      algbw for send/recv (ping-pong).
+      algbw for send/recv (ping-pong); for the multi ping-pong (no nccl-tests counterpart) the
+      bytes all P pairs move per second, algbw * P, what the two nodes' links carry.
 """
 
 import numpy as np
@@ -41,9 +42,11 @@ def algbw_GBps(op, size, time_s, nranks):
     return buffer / time_s / GB
 
 
-def busbw_GBps(op, size, time_s, nranks):
-    """nccl-tests' bus bandwidth."""
+def busbw_GBps(op, size, time_s, nranks, pairs=1):
+    """nccl-tests' bus bandwidth (multi ping-pong: all pairs together)."""
     algbw = algbw_GBps(op, size, time_s, nranks)
+    if op == "multi-pingpong":
+        return algbw * pairs
     if op == "allreduce":
         return algbw * 2 * (nranks - 1) / nranks
     if op == "alltoall":

@@ -4,24 +4,29 @@
     python -m gpucomm.references --check    # exit 1 if the committed files are out of date
 
 Run it from the repository root (or pass --csv and --out).  The files are ReFrame 4.10
-external references, one per system, keyed by check class, indexed by ``$partition`` and
-``method`` (and ``num_nodes`` once the checks have that variable, so that a multi-node run is
-never compared with a single-node value):
+external references, one per system, keyed by check class, indexed by ``$partition``,
+``num_nodes`` (so that a multi-node run is never compared with a single-node value) and
+``method``; MultiPingPongCheck also by ``placement`` and ``num_tasks_per_node`` (the pairs P),
+since Fig. 7 is one placement (same switch) and one P per method:
 
     PingPongCheck:
-      $index: [$partition, method]
+      $index: [$partition, num_nodes, method]
       alps:gh200:
-        ccl:
-          latency_8B: [7.296, null, 0.1, us]
-          goodput_1GiB: [125.42875, -0.05, null, GB/s]
+        1:
+          ccl:
+            latency_8B: [7.296, null, 0.1, us]
+            goodput_1GiB: [125.42875, -0.05, null, GB/s]
 
 What is taken from paper_reference.csv (see its paper_reference.md):
 
 * rows: PingPongCheck = Fig. 3 (intra-node ping-pong; LUMI's are its GCD 0-1 runs),
-  AllToAllCheck = Fig. 5 (+ Fig. 9 with num_nodes), AllReduceCheck = Fig. 6 (+ Fig. 10);
+  AllToAllCheck = Fig. 5 (+ Fig. 9 with num_nodes), AllReduceCheck = Fig. 6 (+ Fig. 10),
+  MultiPingPongCheck = Fig. 7 (2 nodes, same switch; goodput = the per-node aggregate),
+  AllToAllScalingCheck = Fig. 9 (2 MiB blocks), AllReduceScalingCheck = Fig. 10 (1 GiB);
   methods mapped ccl -> ccl, gpu_aware_mpi -> gpu-aware-mpi, staging -> staging,
   device_copy -> ipc-copy, host_mpi -> host.  Only the perf variables whose size the paper
-  measured get a value (of ours: 8 B and 1 GiB); nothing for sizes or methods it did not run.
+  measured get a value (of ours: 8 B, 2 MiB and 1 GiB); nothing for sizes or methods it did
+  not run.
 * values: latency_8B = time_us_median (us); goodput_* = goodput_gbps_median / 8 (Gb/s ->
   GB/s); busbw_* = that goodput times nccl-tests' bus/goodput factor of the operation
   (gpucomm.metrics: 2(n-1)/n for all-reduce, 1 for all-to-all, n = ranks).
@@ -54,6 +59,17 @@ FIGURES = {
     "PingPongCheck": ("pingpong", "fig3", None),
     "AllToAllCheck": ("alltoall", "fig5", "fig9"),
     "AllReduceCheck": ("allreduce", "fig6", "fig10"),
+    "MultiPingPongCheck": ("pingpong", None, "fig7"),
+    "AllToAllScalingCheck": ("alltoall", None, "fig9"),
+    "AllReduceScalingCheck": ("allreduce", None, "fig10"),
+}
+#: check class -> its perf variables (gpucomm.rfm) where not its operation's usual ones
+PERF_POINTS_OF = {"AllToAllScalingCheck": "SCALING_PERF_POINTS",
+                  "AllReduceScalingCheck": "SCALING_PERF_POINTS"}
+#: check class -> index levels after num_nodes (test variables) and the key a CSV row has there
+EXTRA_LEVELS = {
+    "MultiPingPongCheck": (("placement", lambda row: "same-switch"),  # Fig. 7: same switch
+                           ("num_tasks_per_node", lambda row: int(row["ranks"]) // int(row["nodes"]))),
 }
 MIN_BANDWIDTH_TOL = 0.05
 MIN_LATENCY_TOL = 0.10
@@ -64,8 +80,23 @@ DEFAULT_OUT = os.path.join("config", "references")
 
 def perf_points(check):
     """The check's perf variables: name -> (size, record field or 'latency', unit)."""
-    from .rfm import COLLECTIVE_PERF_POINTS, PERF_POINTS
-    return PERF_POINTS if FIGURES[check][0] == "pingpong" else COLLECTIVE_PERF_POINTS
+    from . import rfm
+    default = "PERF_POINTS" if FIGURES[check][0] == "pingpong" else "COLLECTIVE_PERF_POINTS"
+    return getattr(rfm, PERF_POINTS_OF.get(check, default))
+
+
+def index_of(check, with_nodes):
+    """The reference file's $index for a check."""
+    extra = [name for name, _ in EXTRA_LEVELS.get(check, ())] if with_nodes else []
+    return ["$partition"] + (["num_nodes"] if with_nodes else []) + extra + ["method"]
+
+
+def keys_of(check, row, with_nodes):
+    """A CSV row's keys along the check's index, method excepted."""
+    if not with_nodes:
+        return [PARTITION_OF[row["system"]]]
+    return ([PARTITION_OF[row["system"]], int(row["nodes"])] +
+            [key(row) for _, key in EXTRA_LEVELS.get(check, ())])
 
 
 def checks_have_num_nodes():
@@ -107,7 +138,7 @@ def build(rows, with_nodes=False):
     """{system: {check: reference dict as in the YAML}} from the CSV rows."""
     out = {}
     for check, (op, fig1, fign) in FIGURES.items():
-        figs = {fig1} | ({fign} if with_nodes and fign else set())
+        figs = ({fig1} | ({fign} if with_nodes else set())) - {None}
         by_size = {}
         for name, (size, field, unit) in perf_points(check).items():
             by_size.setdefault(size, []).append((name, field, unit))
@@ -118,8 +149,7 @@ def build(rows, with_nodes=False):
                 continue
             method = METHOD_OF[row["method"]]
             entry = out.setdefault(row["system"], {}).setdefault(check, {})
-            key = [PARTITION_OF[row["system"]]] + ([int(row["nodes"])] if with_nodes else [])
-            for k in key:
+            for k in keys_of(check, row, with_nodes):
                 entry = entry.setdefault(k, {})
             entry = entry.setdefault(method, {})
             for name, field, unit in by_size[size]:
@@ -129,17 +159,17 @@ def build(rows, with_nodes=False):
 
 
 def _ordered(check, refs, with_nodes):
-    """Stable order: index first, then methods as gpucomm.METHODS, perf variables as the check."""
+    """Stable order: index first, keys sorted, then methods as gpucomm.METHODS, perf variables
+    as the check."""
     names = list(perf_points(check))
+    index = index_of(check, with_nodes)
 
-    def methods(d):
-        return {m: {n: d[m][n] for n in names if n in d[m]} for m in METHODS if m in d}
+    def walk(d, level):
+        if level == len(index) - 1:  # the method level
+            return {m: {n: d[m][n] for n in names if n in d[m]} for m in METHODS if m in d}
+        return {k: walk(d[k], level + 1) for k in sorted(d)}
 
-    index = ["$partition"] + (["num_nodes"] if with_nodes else []) + ["method"]
-    result = {"$index": index}
-    for part, sub in refs.items():
-        result[part] = ({n: methods(sub[n]) for n in sorted(sub)} if with_nodes else methods(sub))
-    return result
+    return {"$index": index, **walk(refs, 0)}
 
 
 def render(system, refs, source):

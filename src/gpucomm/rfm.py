@@ -12,10 +12,11 @@ import sys
 import reframe as rfm
 import reframe.utility.sanity as sn
 from reframe.core.builtins import run_after, run_before, sanity_function, variable
-from reframe.core.exceptions import SanityError
+from reframe.core.exceptions import ReframeError, SanityError
 
 from .engine import DONE_TAG, RESULT_TAG
 from .sizes import parse_sizes, size_label
+from .topology import PLACEMENTS
 
 #: method -> (valid_systems, valid_prog_environs): what a partition and an environment must offer
 METHOD_REQUIREMENTS = {
@@ -37,6 +38,13 @@ PERF_POINTS = {
     "goodput_1GiB": (1 << 30, "goodput_GBps", "GB/s"),
 }
 COLLECTIVE_PERF_POINTS = dict(PERF_POINTS, busbw_1GiB=(1 << 30, "busbw_GBps", "GB/s"))
+#: the scaling checks' points: all-to-all at 2 MiB blocks (Fig. 9), all-reduce at 1 GiB (Fig. 10)
+SCALING_PERF_POINTS = {
+    "goodput_2MiB": (2 << 20, "goodput_GBps", "GB/s"),
+    "busbw_2MiB": (2 << 20, "busbw_GBps", "GB/s"),
+    "goodput_1GiB": (1 << 30, "goodput_GBps", "GB/s"),
+    "busbw_1GiB": (1 << 30, "busbw_GBps", "GB/s"),
+}
 
 
 def read_records(text):
@@ -80,6 +88,23 @@ def payload_ok(stdout, stderr, sizes):
 
 
 @sn.deferrable
+def placement_ok(results_path, wanted):
+    """True if the payload's nodes sit where ``wanted`` (a placement) asked, or where that cannot
+    be told (no topology information); else a SanityError naming the nodes and their distance."""
+    try:
+        with open(results_path) as fp:
+            placement = json.load(fp)["meta"]["placement"]
+    except (OSError, ValueError, KeyError) as exc:
+        raise SanityError(f"no placement record in {os.path.basename(results_path)}: {exc}")
+    got = placement["distance"]
+    if got not in ("unknown", wanted):
+        nodes = ", ".join(f"{h} ({a})" for h, a in zip(placement["hosts"], placement["topology_addr"]))
+        raise SanityError(f"placement {wanted} asked for, but the nodes are {got}: {nodes} "
+                          f"({placement['source']})")
+    return True
+
+
+@sn.deferrable
 def record_value(stdout, size, key):
     """One number of the record for ``size``: 'latency' (median time, us) or a record field."""
     with open(stdout) as fp:
@@ -112,6 +137,16 @@ class GpucommCheck(rfm.RunOnlyRegressionTest):
     all_gpus = variable(bool, value=False)
     #: nodes to run on: ranks = num_nodes x ranks per node (a pair on 2 nodes: 1 rank each)
     num_nodes = variable(int, value=1)
+    #: run the num_nodes "nodes" as groups of ranks on one real node (the payload's
+    #: --ranks-per-node): the multi-node logic tested on one machine
+    emulate_nodes = variable(bool, value=False)
+    #: where the nodes of a multi-node job sit on the network: 'any', or one of
+    #: gpucomm.topology.PLACEMENTS, requested through the partition's extras['placement_options']
+    #: and checked after the run where Slurm tells the topology (SLURM_TOPOLOGY_ADDR)
+    placement = variable(str, value="any")
+    #: explicit Slurm node list for a multi-node job (e.g. nid[001056,001058]); replaces the
+    #: partition's placement option
+    nodelist = variable(str, value="")
     num_tasks = 2
     time_limit = "10m"
     tags = {"gpucomm"}
@@ -134,10 +169,41 @@ class GpucommCheck(rfm.RunOnlyRegressionTest):
         devs = self.current_partition.select_devices("gpu")
         return devs[0].num_devices if devs else 0
 
+    @property
+    def emulated(self):
+        """Whether the job's nodes are rank groups on one real node."""
+        return self.emulate_nodes and self.num_nodes > 1
+
+    @property
+    def multi_node(self):
+        """Whether the job spans several real nodes."""
+        return self.num_nodes > 1 and not self.emulate_nodes
+
+    def placement_options(self):
+        """Scheduler options that put the job's nodes where ``placement`` asks (None: the
+        partition has no way to ask for it)."""
+        if not self.multi_node:
+            return []
+        if self.nodelist:
+            return [f"--nodelist={self.nodelist}"]
+        if self.placement == "any":
+            return []
+        return self.current_partition.extras.get("placement_options", {}).get(self.placement)
+
     def skip_reason(self):
         """Why this method cannot run in this partition/environment, or None."""
+        part = self.current_partition
         if not self.all_gpus and self.ranks_per_node == 0 and self.num_nodes > 2:
             return f"{self.op} is one pair of ranks: 1 or 2 nodes, not {self.num_nodes}"
+        nodes = part.extras.get("nodes")
+        if self.multi_node and nodes is not None and self.num_nodes > nodes:
+            return (f"{part.fullname} has {nodes} node(s), not {self.num_nodes}: -S emulate_nodes=y "
+                    "runs the nodes as groups of ranks on one node")
+        if self.multi_node and self.method == "ipc-copy":
+            return "ipc-copy moves data between the GPUs of one node: no multi-node run"
+        if self.placement_options() is None:
+            return (f"{part.fullname} has no scheduler option for placement {self.placement} "
+                    "(extras['placement_options']): give the nodes with -S nodelist=...")
         if self.gpu_method:
             have, need = self.gpus_per_node(), self.num_tasks_per_node
             if have < need:
@@ -151,16 +217,22 @@ class GpucommCheck(rfm.RunOnlyRegressionTest):
         return None
 
     @run_after("setup")
+    def check_variables(self):
+        if self.placement not in ("any",) + PLACEMENTS:
+            raise ReframeError(f"-S placement={self.placement}: choose any, {', '.join(PLACEMENTS)}")
+
+    @run_after("setup")
     def set_tasks(self):
         gpus = self.gpus_per_node()
         if self.ranks_per_node > 0:
             per_node = self.ranks_per_node
-        elif self.all_gpus and gpus >= 2:
-            per_node = gpus
+        elif self.all_gpus:
+            per_node = gpus if gpus >= 2 else 2
         else:
             per_node = 2 if self.num_nodes == 1 else 1
-        self.num_tasks_per_node = per_node
+        self.ranks_per_emulated_node = per_node if self.emulated else 0
         self.num_tasks = per_node * self.num_nodes
+        self.num_tasks_per_node = self.num_tasks if self.emulated else per_node
 
     @run_after("setup")
     def request_gpus(self):
@@ -183,13 +255,25 @@ class GpucommCheck(rfm.RunOnlyRegressionTest):
             opts += ["--iters", str(self.iters)]
         if self.warmup >= 0:
             opts += ["--warmup", str(self.warmup)]
-        # guard: a pair's busbw is bounded by its link, a collective's by all links of a GPU
+        if self.emulated:
+            opts += ["--ranks-per-node", str(self.ranks_per_emulated_node)]
+        limit = self.bandwidth_limit()
+        if limit and self.gpu_method:
+            opts += ["--max-bandwidth", f"{limit:g}"]
+        self.executable_opts = opts
+
+    def bandwidth_limit(self):
+        """The payload's guard (GB/s) from the partition's extras, or None: a pair's busbw is
+        bounded by its link, a collective's by all links of a GPU, a multi ping-pong's (all pairs
+        together) by the node's network (or, emulated on one node, by P pair links)."""
         extras = self.current_partition.extras
+        if self.op == "multi-pingpong" and self.multi_node:
+            return extras.get("network_bandwidth_GBps")
         key = "gpu_bandwidth_GBps" if self.op in ("allreduce", "alltoall") else "link_bandwidth_GBps"
         limit = extras.get(key, extras.get("link_bandwidth_GBps"))
-        if limit and self.gpu_method:
-            opts += ["--max-bandwidth", str(limit)]
-        self.executable_opts = opts
+        if limit and self.op == "multi-pingpong":
+            limit *= self.num_tasks // 2
+        return limit
 
     @run_after("setup")
     def set_references(self):
@@ -217,6 +301,7 @@ class GpucommCheck(rfm.RunOnlyRegressionTest):
         * ``job_options``: list of extra scheduler options;
         * ``method_env_vars``: {method or 'default': {VAR: value}}.
         """
+        self.job.options += self.placement_options()
         for extras in (self.current_partition.extras, self.current_environ.extras):
             self.job.launcher.options += list(extras.get("launcher_options", []))
             by_method = extras.get("method_launcher_options", {})
@@ -231,7 +316,10 @@ class GpucommCheck(rfm.RunOnlyRegressionTest):
 
     @sanity_function
     def validate(self):
-        return payload_ok(str(self.stdout), str(self.stderr), self.size_list)
+        ok = payload_ok(str(self.stdout), str(self.stderr), self.size_list)
+        if not self.multi_node or self.placement == "any":
+            return ok
+        return sn.all([ok, placement_ok(os.path.join(self.stagedir, RESULTS_FILE), self.placement)])
 
     @run_before("performance")
     def set_perf_variables(self):

@@ -10,7 +10,8 @@
   them with one GPU reduction, pushes the result into every rank's receive buffer.
 
 Every rank must see the peers' GPUs (no per-rank CUDA_VISIBLE_DEVICES isolation) and the GPUs
-must be able to access each other.
+must be able to access each other; the handles opened are those of the ranks the operation
+exchanges with (its peers()), which must run on this rank's node.
 """
 
 import os
@@ -35,8 +36,13 @@ class IpcCopyMethod(Method):
             mine, error = None, f"ipcGetMemHandle failed: {exc}"
         handles = self.comm.allgather(mine)
         self.peer_send, self.peer_recv, self._opened = {}, {}, []
+        peers = self.ctx.comm_peers  # only the ranks the operation exchanges with
+        away = [p for p in peers if not self.ctx.same_host(p)]
+        if error is None and away:
+            error = (f"rank {away[0]} runs on another node: IPC copies move data between the "
+                     "GPUs of one node only")
         if error is None:
-            for peer in self.ctx.peers():
+            for peer in peers:
                 try:
                     for table, handle in zip((self.peer_send, self.peer_recv), handles[peer]):
                         table[peer] = rt.ipcOpenMemHandle(handle, rt.cudaIpcMemLazyEnablePeerAccess)

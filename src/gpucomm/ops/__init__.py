@@ -3,9 +3,10 @@
 from ..errors import GpucommError
 from .allreduce import AllReduce
 from .alltoall import AllToAll
+from .multipingpong import MultiPingPong
 from .pingpong import PingPong
 
-REGISTRY = {op.name: op for op in (PingPong, AllReduce, AllToAll)}
+REGISTRY = {op.name: op for op in (PingPong, MultiPingPong, AllReduce, AllToAll)}
 
 
 def get_operation(name):

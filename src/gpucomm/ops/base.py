@@ -6,7 +6,10 @@ class Operation:
     min_ranks = 2
     #: the iteration's time is multiplied by this (0.5: a ping-pong reports half the round trip)
     time_scale = 1.0
-    #: link the plausibility guard applies to: "gpu" (pair link) or "host" (PCIe/C2C) per method
+    #: independent links the busbw figure may span: the guard's auto-detected limit (one GPU's
+    #: links) is multiplied by it (multi ping-pong: one link per pair)
+    parallel_links = 1
+
     def __init__(self, ctx, method):
         self.ctx = ctx
         self.method = method
@@ -16,12 +19,21 @@ class Operation:
     def check_ranks(cls, nranks):
         """An error message if the operation cannot run on ``nranks`` ranks, else None."""
         if nranks < cls.min_ranks:
-            return f"{cls.name} needs at least {cls.min_ranks} ranks, got {nranks}"
+            return (f"{cls.name} needs at least {cls.min_ranks} ranks, got {nranks} "
+                    f"(start it with mpirun/srun -n {cls.min_ranks})")
         return None
 
     @staticmethod
     def check_sizes(sizes):
         """Raise a (collective) GpucommError if a size does not suit the operation."""
+
+    def peers(self):
+        """The ranks this rank exchanges data with (methods that map peers' buffers use it)."""
+        return self.ctx.peers()
+
+    def meta(self):
+        """Extra fields for the run's JSON meta."""
+        return {}
 
     def buffer_bytes(self, max_size):
         """(send bytes, receive bytes) to allocate for the largest size."""

@@ -12,13 +12,16 @@ class PingPong(Operation):
     @classmethod
     def check_ranks(cls, nranks):
         if nranks != 2:
-            return f"pingpong needs exactly 2 ranks, got {nranks}"
+            return f"pingpong needs exactly 2 ranks, got {nranks} (start it with mpirun/srun -n 2)"
         return None
 
     def __init__(self, ctx, method):
         super().__init__(ctx, method)
         self.peer = 1 - ctx.rank
         self.first = ctx.rank == 0
+
+    def peers(self):
+        return [self.peer]
 
     def prepare(self, size):
         be, ctx = self.be, self.ctx

@@ -86,3 +86,8 @@ def check_classes():
                     "simple_test" in ast.unparse(d) for d in node.decorator_list):
                 names.append(node.name)
     return names
+
+
+def watchdog_s(case):
+    """The payload's --timeout a check passes for its time limit (rfm.GpucommCheck.set_command)."""
+    return f"{max(30.0, 0.9 * float(case['time_limit']) - 15):g}"

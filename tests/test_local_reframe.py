@@ -49,3 +49,16 @@ def test_failing_payload_fails_the_check_with_its_reason(tmp_path):
     (case,) = report_cases(report)
     assert case["result"] == "fail" and case["fail_phase"] == "sanity"
     assert "size 4096 B" in case["fail_reason"] and "rank 1" in case["fail_reason"]
+
+
+def test_killed_rank_fails_the_check(tmp_path):
+    """A rank that dies mid-run: the job ends and the check FAILs saying the payload did not
+    finish (never a hang, never a PASS)."""
+    report = tmp_path / "report.json"
+    env = clean_env(OMPI_ALLOW_RUN_AS_ROOT=1, OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1,
+                    GPUCOMM_TEST_HANG="1:4096", GPUCOMM_TEST_HANG_EXIT="1")
+    run = reframe("-c", "checks/pingpong.py", "-n", "^PingPongCheck", "-r", "-S", "sizes=8,4K",
+                  "-S", "iters=10", "--prefix", tmp_path, "--report-file", report, env=env, timeout=300)
+    assert run.returncode != 0
+    (case,) = report_cases(report)
+    assert case["result"] == "fail" and "payload did not finish" in case["fail_reason"]

@@ -220,3 +220,28 @@ def test_probe_prints_json():
     assert run.returncode == 0
     info = json.loads(run.stdout)
     assert {"gpu_count", "gpu_vendor", "mpi", "libucx", "python"} <= set(info)
+
+
+def test_watchdog_ends_a_hung_rank(mpirun):
+    """A rank that stops answering: every rank ends within the time limit, naming where."""
+    import time
+    t0 = time.monotonic()
+    run = mpirun(2, "pingpong", "--method", "host", "--sizes", "8,4K", "--iters", "5", "--timeout", "4",
+                 extra_env={"GPUCOMM_TEST_HANG": "1:4096"}, timeout=120)
+    assert time.monotonic() - t0 < 60
+    assert run.returncode != 0
+    lines = [ln for ln in run.stderr.splitlines() if "timed out" in ln]
+    assert lines and all("pingpong/host timed out after 4 s" in ln for ln in lines), run.stderr
+    assert any("size 4096 B" in ln for ln in lines) and "Traceback" not in run.stderr
+    records, summary = records_of(run.stdout)
+    assert sorted(records) == [8] and summary is None  # it never finished
+
+
+def test_killed_rank_ends_the_run(mpirun, tmp_path):
+    """A rank killed mid-run (here: it exits at once from the hang hook's place): mpirun ends the
+    others, no hang."""
+    import time
+    t0 = time.monotonic()
+    run = mpirun(2, "pingpong", "--method", "host", "--sizes", "8,4K", "--iters", "5", "--timeout", "30",
+                 extra_env={"GPUCOMM_TEST_HANG": "1:4096", "GPUCOMM_TEST_HANG_EXIT": "1"}, timeout=120)
+    assert run.returncode != 0 and time.monotonic() - t0 < 25

@@ -23,7 +23,7 @@ from gpucomm.rfm import GpucommCheck
 from gpucomm.siteconf import slurm_access
 from reframe_helpers import INTERNODE_CHECKS, NATIVE_CHECKS, REPO, SHARED_CSV, check_classes, clean_env
 from reframe_helpers import dry_runs as dry_run_all
-from reframe_helpers import job_script, reframe, report_cases
+from reframe_helpers import job_script, reframe, report_cases, watchdog_s
 
 BIND = str(REPO / "config" / "bin" / "gpucomm-bind")
 ACCOUNT = "gpucomm_test"
@@ -153,6 +153,7 @@ def expected_script(site, case, p=None, placement=(), limit=None):
            "--sizes", case["sizes"], "--json", "gpucomm_results.json"]
     if case["iters"]:
         cmd += ["--iters", str(case["iters"])]
+    cmd += ["--timeout", watchdog_s(case)]
     if gpu:
         cmd += ["--max-bandwidth", str(limit or guard(site, case["op"]))]
     lines.append(" ".join(cmd))
@@ -309,4 +310,5 @@ def test_modes(tmp_path, mode, args):
     assert out.returncode == 0, out.stdout
     (case,) = report_cases(tmp_path / "report.json")
     srun = job_script(case).splitlines()[-1]
-    assert srun.endswith(f"gpucomm pingpong --method ccl {args} --max-bandwidth 150"), srun
+    assert srun.endswith(f"gpucomm pingpong --method ccl {args} --timeout {watchdog_s(case)} "
+                         "--max-bandwidth 150"), srun

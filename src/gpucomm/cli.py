@@ -74,6 +74,8 @@ def build_parser():
         s.add_argument("--ranks-per-node", type=_positive_int, default=None, metavar="K",
                        help="treat consecutive groups of K ranks as nodes (a multi-node run emulated "
                             "on one machine); default: the MPI shared-memory domains")
+        s.add_argument("--timeout", type=_nonneg_float, default=None, metavar="SECONDS",
+                       help="end the run (every rank, exit 124) if it lasts longer; 0 or unset: no limit")
         s.add_argument("--allow-shared-gpu", action="store_true",
                        help="allow two ranks of a node on one GPU")
         s.add_argument("--quiet", action="store_true", help="no human table, JSON records only")
@@ -102,6 +104,7 @@ def main(argv=None):
     cfg = RunConfig(op=args.command, method=args.method, sizes=sizes, iters=args.iters, warmup=args.warmup,
                     backend=args.backend, json_path=args.json_path, max_bandwidth=args.max_bandwidth,
                     allow_shared_gpu=args.allow_shared_gpu, quiet=args.quiet, timer=args.timer,
+                    timeout=args.timeout or None,
                     ranks_per_node=args.ranks_per_node)
     try:
         return run(cfg)

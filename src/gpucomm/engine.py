@@ -19,6 +19,7 @@ from .methods import get_method
 from .ops import get_operation
 from .sizes import size_label
 from .timers import make_timer
+from .watchdog import Watchdog
 from .topology import (cray_xname, emulated_nodes, local_rank, nominal_gpu_link_GBps,
                        nominal_pcie_GBps, placement_of, topology_addr)
 
@@ -39,6 +40,7 @@ class RunConfig:
     max_bandwidth: Optional[float] = None  # GB/s; None: detect; 0: no guard
     allow_shared_gpu: bool = False
     timer: str = "auto"              # auto, host, device (see timers.py)
+    timeout: Optional[float] = None  # seconds; the watchdog ends a run that outlives it
     ranks_per_node: Optional[int] = None  # emulate nodes: groups of K consecutive ranks
     quiet: bool = False
     extra: dict = field(default_factory=dict)
@@ -177,6 +179,7 @@ def run(cfg):
         raise GpucommError(f"mpi4py cannot load an MPI library ({exc}); install one "
                            "(pip install gpucomm[mpi]) or load the site's MPI module") from None
     comm = MPI.COMM_WORLD
+    dog = Watchdog(cfg.timeout, comm.rank, f"{cfg.op}/{cfg.method}").start() if cfg.timeout else None
     op_cls = get_operation(cfg.op)
     method_cls = get_method(cfg.method)
     msg = op_cls.check_ranks(comm.size)
@@ -238,6 +241,7 @@ def run(cfg):
     out = Output(cfg, meta, comm.rank == 0)
     out.header()
     corrupt = _corruption_request()
+    hang = _test_request("GPUCOMM_TEST_HANG")
 
     try:
         for size in cfg.sizes:
@@ -246,6 +250,12 @@ def run(cfg):
             _collective(lambda: (op.prepare(size), method.prepare(size)), comm)
             times = np.empty(iters, dtype=np.float64)
             for i in range(warmup + iters):
+                if dog is not None:
+                    dog.where = f"size {size} B, iteration {i}"
+                if hang == (comm.rank, size):  # test hook: this rank dies or stops answering
+                    if os.environ.get("GPUCOMM_TEST_HANG_EXIT"):
+                        os._exit(9)
+                    time.sleep(1e6)
                 comm.Barrier()
                 timer.start()
                 op.step(size)
@@ -275,6 +285,8 @@ def run(cfg):
         raise
     finally:
         method.close()
+        if dog is not None:
+            dog.cancel()
     out.done(True)
     return 0
 
@@ -305,13 +317,18 @@ def _raise_if(message, cls):
         raise cls(message)
 
 
-def _corruption_request():
-    """GPUCOMM_TEST_CORRUPT=RANK:SIZE damages one received byte (fault-injection tests)."""
-    spec = os.environ.get("GPUCOMM_TEST_CORRUPT", "")
+def _test_request(var):
+    """Fault-injection hooks for the tests, VAR=RANK:SIZE: GPUCOMM_TEST_CORRUPT damages one
+    received byte of that rank at that size, GPUCOMM_TEST_HANG makes that rank stop there."""
+    spec = os.environ.get(var, "")
     if not spec:
         return None
     try:
         rank, size = spec.split(":")
         return int(rank), int(size)
     except ValueError:
-        raise GpucommError(f"bad GPUCOMM_TEST_CORRUPT={spec!r}: expected RANK:SIZE") from None
+        raise collective(GpucommError(f"bad {var}={spec!r}: expected RANK:SIZE")) from None
+
+
+def _corruption_request():
+    return _test_request("GPUCOMM_TEST_CORRUPT")

@@ -255,6 +255,9 @@ class GpucommCheck(rfm.RunOnlyRegressionTest):
             opts += ["--iters", str(self.iters)]
         if self.warmup >= 0:
             opts += ["--warmup", str(self.warmup)]
+        limit_s = self.time_limit
+        if limit_s:  # the payload's watchdog ends a hang before the scheduler does, saying where
+            opts += ["--timeout", f"{max(30.0, 0.9 * float(limit_s) - 15):g}"]
         if self.emulated:
             opts += ["--ranks-per-node", str(self.ranks_per_emulated_node)]
         limit = self.bandwidth_limit()

@@ -7,7 +7,7 @@ skips and says where it looked.
 """
 
 import reframe as rfm
-from reframe.core.builtins import parameter, run_after
+from reframe.core.builtins import parameter
 from reframe.core.exceptions import SanityError
 
 from gpucomm.native.nccltests import parse_nccl_tests

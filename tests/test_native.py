@@ -1,7 +1,6 @@
 """Parsers of the native tools on real captured output (nccl-tests 2.19.6 on the 2x H200 node,
 OSU 7.4 here and on that node), and the native checks' skip when a binary is absent."""
 
-import json
 from pathlib import Path
 
 import pytest

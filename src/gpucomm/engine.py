@@ -6,7 +6,7 @@ import os
 import socket
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import List, Optional
 
 import numpy as np
@@ -43,7 +43,6 @@ class RunConfig:
     timeout: Optional[float] = None  # seconds; the watchdog ends a run that outlives it
     ranks_per_node: Optional[int] = None  # emulate nodes: groups of K consecutive ranks
     quiet: bool = False
-    extra: dict = field(default_factory=dict)
 
 
 def default_iters(size):

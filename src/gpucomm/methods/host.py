@@ -1,7 +1,5 @@
 """``host``: MPI on host (numpy) buffers: the paper's "MPI (host mem. buffers)"."""
 
-import numpy as np
-
 from .base import TAG_DATA, Method
 
 

@@ -18,8 +18,6 @@ from reframe.core.exceptions import SanityError
 from ..errors import GpucommError
 from ..rfm import RESULTS_FILE, GpucommCheck
 from ..sizes import size_label
-from .nccltests import parse_nccl_tests
-from .osu import parse_osu
 
 #: where a tool's binaries are looked for: env var, environment/partition extras key
 TOOL_DIRS = {"osu": ("GPUCOMM_OSU_DIR", "osu_dir"), "nccl-tests": ("GPUCOMM_NCCL_TESTS_DIR", "nccl_tests_dir")}

@@ -142,9 +142,32 @@ def test_mpi_run(mpirun, tmp_path, op, method, ranks):
 def test_default_iterations(mpirun):
     run = mpirun(2, "pingpong", "--method", "host", "--sizes", "8,2M", "--quiet")
     records, _ = records_of(run.stdout)
-    assert records[8]["iters"] == 200 and records[8]["warmup"] == 20
-    assert records[2 << 20]["iters"] == 50 and records[2 << 20]["warmup"] == 5
-    assert "median_us" not in run.stdout
+    small, big = records[8], records[2 << 20]
+    assert (small["iters"], small["warmup"], small["batch"], small["samples"]) == (1000, 100, 20, 50)
+    assert (big["iters"], big["warmup"], big["batch"], big["samples"]) == (50, 5, 1, 50)
+    assert small["graph"] is False and "median_us" not in run.stdout
+
+
+def test_batch_and_persistent_requests(mpirun):
+    """--batch N times N iterations per sample; a batch larger than --iters is cut to it; the
+    header says how MPI is called (persistent requests unless GPUCOMM_MPI_PERSISTENT=0)."""
+    run = mpirun(2, "pingpong", "--method", "host", "--sizes", "8,64", "--iters", "30", "--batch", "7")
+    records, summary = records_of(run.stdout)
+    assert summary["ok"] and records[8]["batch"] == 7 and records[8]["samples"] == 5
+    assert records[8]["iters"] == 35 and "mpi-requests=persistent" in run.stdout
+    run = mpirun(2, "pingpong", "--method", "host", "--sizes", "8", "--iters", "3", "--batch", "50",
+                 extra_env={"GPUCOMM_MPI_PERSISTENT": "0"})
+    records, summary = records_of(run.stdout)
+    assert summary["ok"] and records[8]["batch"] == 3 and records[8]["samples"] == 1
+    assert "mpi-requests=plain" in run.stdout
+    run = mpirun(2, "pingpong", "--method", "host", "--sizes", "8", extra_env={"GPUCOMM_MPI_PERSISTENT": "yes"})
+    assert run.returncode == 2 and "GPUCOMM_MPI_PERSISTENT='yes': expected 0 or 1" in run.stderr
+
+
+def test_graph_on_needs_a_device_method(mpirun):
+    run = mpirun(2, "pingpong", "--method", "host", "--sizes", "8", "--graph", "on")
+    assert run.returncode == 2 and "--graph on: method host synchronises through the host" in run.stderr
+    assert "Traceback" not in run.stderr
 
 
 @pytest.mark.parametrize("op,rank,size,words", [

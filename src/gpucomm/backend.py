@@ -126,6 +126,20 @@ class CupyBackend:
         self.runtime.memcpyAsync(dst.data.ptr, src.data.ptr, nbytes, self.runtime.memcpyDefault,
                                  self.stream.ptr)
 
+    def capture(self, steps):
+        """A graph of what ``steps()`` queues on the rank's stream (captured, not run)."""
+        stream = self.stream
+        stream.begin_capture()
+        try:
+            steps()
+        except BaseException:
+            try:
+                stream.end_capture()
+            except Exception:
+                pass
+            raise
+        return stream.end_capture()
+
     def pci_bus_id(self):
         return self.xp.cuda.Device(self.device).pci_bus_id
 

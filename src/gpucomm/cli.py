@@ -60,7 +60,14 @@ def build_parser():
                        help="message sizes: SIZE or MIN:MAX[:FACTOR], comma-separated; "
                             "binary units K, M, G (default 1:1G)")
         s.add_argument("--iters", type=_positive_int, default=None,
-                       help="timed iterations per size (default: 200 up to 1 MiB, 50 up to 64 MiB, 20 above)")
+                       help="timed iterations per size (default: 1000 up to 64 KiB, 200 up to 1 MiB, "
+                            "50 up to 64 MiB, 20 above)")
+        s.add_argument("--batch", type=_positive_int, default=None, metavar="N",
+                       help="iterations per timed sample, run back to back between two barriers "
+                            "(default: 20 up to 64 KiB, 4 up to 1 MiB, 1 above; at least 10 samples)")
+        s.add_argument("--graph", choices=("auto", "on", "off"), default="auto",
+                       help="capture each sample's iterations into a CUDA/HIP graph and time its "
+                            "launch (ccl only); auto: where the method allows it, else the plain loop")
         s.add_argument("--warmup", type=_nonneg_int, default=None,
                        help="untimed iterations per size (default: a tenth of --iters, at least 2)")
         s.add_argument("--backend", choices=("auto", "numpy", "cupy"), default="auto",
@@ -102,6 +109,7 @@ def main(argv=None):
         return _early_error(exc, exc.exit_code)
     from .engine import RunConfig, run
     cfg = RunConfig(op=args.command, method=args.method, sizes=sizes, iters=args.iters, warmup=args.warmup,
+                    batch=args.batch, graph=args.graph,
                     backend=args.backend, json_path=args.json_path, max_bandwidth=args.max_bandwidth,
                     allow_shared_gpu=args.allow_shared_gpu, quiet=args.quiet, timer=args.timer,
                     timeout=args.timeout or None,

@@ -35,6 +35,8 @@ class RunConfig:
     sizes: List[int]
     iters: Optional[int] = None      # None: by size, see default_iters
     warmup: Optional[int] = None     # None: a tenth of iters, at least 2
+    batch: Optional[int] = None      # iterations per timed sample; None: by size, see default_batch
+    graph: str = "auto"              # auto, on, off: the timed loop as one CUDA/HIP graph
     backend: str = "auto"
     json_path: Optional[str] = None
     max_bandwidth: Optional[float] = None  # GB/s; None: detect; 0: no guard
@@ -47,11 +49,22 @@ class RunConfig:
 
 def default_iters(size):
     """Iterations per size: many for latency-bound sizes, fewer where one iteration is long."""
+    if size <= 64 << 10:
+        return 1000
     if size <= 1 << 20:
         return 200
     if size <= 64 << 20:
         return 50
     return 20
+
+
+def default_batch(size, iters):
+    """Iterations per timed sample.  Small messages run back to back between two barriers, as
+    OSU and nccl-tests time their loops: a barrier's skew (ranks leave it up to a microsecond
+    apart) and the timer's own cost are paid once per sample instead of once per iteration.
+    Large messages are timed one by one.  At least 10 samples remain for the spread."""
+    batch = 20 if size <= 64 << 10 else 4 if size <= 1 << 20 else 1
+    return max(1, min(batch, iters // 10))
 
 
 class Context:
@@ -104,9 +117,14 @@ def _choose_backend(cfg, method_cls):
 class Output:
     """Rank 0's human table on stdout, one JSON record per size, and the --json file."""
 
-    def __init__(self, cfg, meta, enabled):
+    def __init__(self, cfg, meta, enabled, cases=None):
         self.cfg, self.meta, self.enabled = cfg, meta, enabled
+        self.cases = cases  # a record's case label (operations with several cases per size)
         self.records = []
+
+    def note(self, text):
+        if self.enabled:
+            print(f"# {text}", flush=True)
 
     def header(self):
         if not self.enabled:
@@ -114,7 +132,9 @@ class Output:
         m = self.meta
         print(f"# gpucomm {__version__} {m['op']} method={m['method']} backend={m['backend']} "
               f"ranks={m['nranks']} nodes={m['nodes']} devices={','.join(map(str, m['devices']))}")
-        print(f"# timer={m['timer']} mpi={m['mpi']}" +
+        loop = "CUDA/HIP graph of each sample's iterations" if m["graph"] else "plain loop"
+        reqs = f" mpi-requests={m['mpi_requests']}" if m.get("mpi_requests") else ""
+        print(f"# timer={m['timer']} loop={loop}{reqs} mpi={m['mpi']}" +
               (f" gpu-aware-mpi: {m['gpu_aware_mpi']}" if m.get("gpu_aware_mpi") else ""))
         if m["nodes"] > 1 or m["physical_nodes"] > 1:
             names = " ".join(f"{i}={h}" for i, h in enumerate(m["node_names"]))
@@ -124,7 +144,8 @@ class Output:
         if m.get("nominal_GBps"):
             print(f"# nominal link bandwidth {m['nominal_GBps']:.1f} GB/s ({m['nominal_source']})")
         if not self.cfg.quiet:
-            print(f"# {'size':>10} {'iters':>6} {'median_us':>11} {'min_us':>10} {'p05_us':>10} "
+            print("# " + (f"{'case':>16} " if self.cases else "") +
+                  f"{'size':>10} {'iters':>6} {'batch':>5} {'median_us':>11} {'min_us':>10} {'p05_us':>10} "
                   f"{'p95_us':>10} {'max_us':>10} {'goodput_GB/s':>13} {'busbw_GB/s':>11} valid")
         sys.stdout.flush()
 
@@ -134,7 +155,8 @@ class Output:
             return
         t = rec["time_us"]
         if not self.cfg.quiet:
-            print(f"  {size_label(rec['size']):>10} {rec['iters']:>6} {t['median']:>11.2f} {t['min']:>10.2f} "
+            case = f"{self.cases(rec):>16} " if self.cases else ""
+            print(f"  {case}{size_label(rec['size']):>10} {rec['iters']:>6} {rec['batch']:>5} {t['median']:>11.2f} {t['min']:>10.2f} "
                   f"{t['p05']:>10.2f} {t['p95']:>10.2f} {t['max']:>10.2f} {rec['goodput_GBps']:>13.3f} "
                   f"{rec['busbw_GBps']:>11.3f} {'yes' if rec['validated'] else 'NO'}")
         print(f"{RESULT_TAG} {json.dumps(rec, sort_keys=True)}")
@@ -227,40 +249,64 @@ def run(cfg):
     _collective(lambda: method.setup(ctx.sendbuf, ctx.recvbuf), comm)
 
     timer = make_timer(cfg.timer, backend, method)
+    use_graph = _graph_wanted(cfg, method, backend)
     limit, limit_source = _nominal_limit(cfg, cfg.method, backend, ctx, op)
     meta = {"op": cfg.op, "method": cfg.method, "backend": desc["backend"], "nranks": comm.size,
             **_node_meta(placement, ctx.node_of, cfg.ranks_per_node),
             "devices": [p[2] for p in placement], "device_name": desc.get("name", "host"),
             "mpi": MPI.Get_library_version().split(",")[0].strip().strip("\x00"), "gpucomm": __version__,
-            "nominal_GBps": limit, "nominal_source": limit_source, "graph": False, "timer": timer.name,
+            "nominal_GBps": limit, "nominal_source": limit_source, "graph": use_graph, "timer": timer.name,
+            "mpi_requests": getattr(method, "request_style", None),
             "time": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
     if hasattr(method, "why"):
         meta["gpu_aware_mpi"] = method.why
     meta.update(op.meta())
-    out = Output(cfg, meta, comm.rank == 0)
+    out = Output(cfg, meta, comm.rank == 0, op.case_label if op.has_cases else None)
     out.header()
     corrupt = _corruption_request()
     hang = _test_request("GPUCOMM_TEST_HANG")
 
     try:
-        for size in cfg.sizes:
+        for size, case in op.cases(cfg.sizes):
+            op.select(case)
             iters = cfg.iters or default_iters(size)
+            batch = min(cfg.batch, iters) if cfg.batch else default_batch(size, iters)
+            samples = -(-iters // batch)
             warmup = cfg.warmup if cfg.warmup is not None else max(2, iters // 10)
             _collective(lambda: (op.prepare(size), method.prepare(size)), comm)
-            times = np.empty(iters, dtype=np.float64)
-            for i in range(warmup + iters):
+            for i in range(warmup):  # untimed; the graph is captured after it (connections made)
                 if dog is not None:
-                    dog.where = f"size {size} B, iteration {i}"
+                    dog.where = f"size {size} B, warm-up iteration {i}"
+                comm.Barrier()
+                op.step(size)
+                method.sync()
+            graph = None
+            if use_graph:
+                graph, note = _capture(comm, backend, lambda: [op.step(size) for _ in range(batch)])
+                if graph is None:
+                    if cfg.graph == "on":
+                        raise collective(CapabilityError(f"--graph on: {note}"))
+                    use_graph = out.meta["graph"] = False
+                    out.note(f"CUDA graph capture failed ({note}): timing the plain loop")
+                else:
+                    graph.launch(backend.stream)  # untimed: the graph's first launch uploads it
+                    method.sync()
+            times = np.empty(samples, dtype=np.float64)
+            for i in range(samples):
+                if dog is not None:
+                    dog.where = f"size {size} B, sample {i} ({batch} iteration(s) each)"
                 if hang == (comm.rank, size):  # test hook: this rank dies or stops answering
                     if os.environ.get("GPUCOMM_TEST_HANG_EXIT"):
                         os._exit(9)
                     time.sleep(1e6)
                 comm.Barrier()
                 timer.start()
-                op.step(size)
-                t = timer.stop()
-                if i >= warmup:
-                    times[i - warmup] = t
+                if graph is not None:
+                    graph.launch(backend.stream)
+                else:
+                    for _ in range(batch):
+                        op.step(size)
+                times[i] = timer.stop() / batch
             worst = np.empty_like(times)
             comm.Allreduce(times, worst, op=MPI.MAX)
             worst *= op.time_scale
@@ -268,16 +314,18 @@ def run(cfg):
                 op.corrupt(size)
             _collective(lambda: _raise_if(op.validate(size), ValidationError), comm)
             stats = time_stats_us(worst)
-            rec = {"op": cfg.op, "method": cfg.method, "size": size, "iters": iters, "warmup": warmup,
-                   "nranks": comm.size, "time_us": stats, "validated": True, "graph": False,
-                   "timer": timer.name}
+            rec = {"op": cfg.op, "method": cfg.method, "size": size, "iters": samples * batch,
+                   "batch": batch, "samples": samples, "warmup": warmup, "nranks": comm.size,
+                   "time_us": stats, "validated": True, "graph": graph is not None,
+                   "timer": timer.name, **case}
             rec.update(op.metrics(size, stats["median"] * 1e-6))
             best = op.metrics(size, stats["min"] * 1e-6)
             rec["goodput_GBps_best"] = best["goodput_GBps"]
             out.record(rec)
             if limit and best["busbw_GBps"] > limit:
+                what = f"{cfg.op}/{cfg.method}" + (f" {op.case_label(case)}" if case else "")
                 raise collective(PlausibilityError(
-                    f"{cfg.op}/{cfg.method} at {size} B: {best['busbw_GBps']:.1f} GB/s (best iteration) is "
+                    f"{what} at {size} B: {best['busbw_GBps']:.1f} GB/s (best sample) is "
                     f"above the link's nominal {limit:.1f} GB/s ({limit_source}): a measurement bug"))
     except GpucommError as exc:
         out.done(False, str(exc))
@@ -288,6 +336,29 @@ def run(cfg):
             dog.cancel()
     out.done(True)
     return 0
+
+
+def _graph_wanted(cfg, method, backend):
+    """Whether to time the loop as a CUDA/HIP graph: where the method's whole iteration is device
+    work on the rank's stream (ccl); --graph on elsewhere is an error, auto falls back."""
+    capable = backend.is_device and getattr(method, "graph_capable", False)
+    if cfg.graph == "on" and not capable:
+        raise collective(GpucommError(
+            f"--graph on: method {cfg.method} synchronises through the host in every iteration "
+            f"(only ccl's iterations are all device work); use --graph auto or off"))
+    return capable and cfg.graph != "off"
+
+
+def _capture(comm, backend, steps):
+    """Capture ``steps()`` into a graph on the backend's stream, on every rank: (graph, None),
+    or (None, why) on every rank if any rank failed (nothing was launched: capture only records)."""
+    graph, error = None, None
+    try:
+        graph = backend.capture(steps)
+    except Exception as exc:  # CUDA/NCCL errors of any library type
+        error = f"{type(exc).__name__}: {exc}"
+    errors = [e for e in comm.allgather(error) if e]
+    return (None, errors[0]) if errors else (graph, None)
 
 
 def _node_meta(placement, node_of, emulated):

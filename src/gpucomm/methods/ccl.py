@@ -2,7 +2,9 @@
 
 Point-to-point is ncclSend/ncclRecv, all-reduce ncclAllReduce, all-to-all grouped
 ncclSend/ncclRecv to every rank, all on the rank's stream; the iteration ends with a stream
-synchronisation (and is timed with device events by default, see timers.py).
+synchronisation (and is timed with device events by default, see timers.py).  By default the
+engine captures each sample's iterations into a CUDA/HIP graph (--graph), so that the
+interpreter's launch cost is out of the timed region; --graph off times the plain loop.
 """
 
 from ..capabilities import nccl_module
@@ -14,6 +16,9 @@ class CclMethod(Method):
     name = "ccl"
     backends = ("cupy",)
     device_timer = True
+    #: every iteration is device work on the rank's stream: the engine may capture a sample's
+    #: iterations into one CUDA/HIP graph (--graph auto/on) and time its launch
+    graph_capable = True
 
     def setup(self, sendbuf, recvbuf):
         super().setup(sendbuf, recvbuf)

@@ -1,6 +1,21 @@
-"""``host``: MPI on host (numpy) buffers: the paper's "MPI (host mem. buffers)"."""
+"""``host``: MPI on host (numpy) buffers: the paper's "MPI (host mem. buffers)".
 
+Point-to-point uses persistent requests (MPI_Send_init/MPI_Recv_init, once per size and peer;
+each iteration is MPI_Start + MPI_Wait), so that no buffer is parsed or bound in the timed
+loop; GPUCOMM_MPI_PERSISTENT=0 uses plain MPI_Send/MPI_Recv with pre-bound buffer specs.
+"""
+
+import os
+
+from ..errors import GpucommError, collective
 from .base import TAG_DATA, Method
+
+
+def persistent_wanted():
+    value = os.environ.get("GPUCOMM_MPI_PERSISTENT", "1").strip()
+    if value not in ("0", "1"):
+        raise collective(GpucommError(f"GPUCOMM_MPI_PERSISTENT={value!r}: expected 0 or 1"))
+    return value == "1"
 
 
 class MpiBuffers:
@@ -13,18 +28,68 @@ class MpiBuffers:
         self.rf = [recv, nbytes // 4, MPI.FLOAT]
 
 
+class PersistentP2P:
+    """Persistent send/receive requests of one size, made on first use with a peer."""
+
+    def __init__(self, comm, mb):
+        self.comm, self.mb = comm, mb
+        self.sends, self.recvs = {}, {}
+
+    def add(self, peer, kind):
+        if kind == "send":
+            req = self.sends[peer] = self.comm.Send_init(self.mb.s, dest=peer, tag=TAG_DATA)
+        else:
+            req = self.recvs[peer] = self.comm.Recv_init(self.mb.r, source=peer, tag=TAG_DATA)
+        return req
+
+    def free(self):
+        for req in list(self.sends.values()) + list(self.recvs.values()):
+            req.Free()
+        self.sends, self.recvs = {}, {}
+
+
 class HostMethod(Method):
     name = "host"
     backends = ("numpy",)
 
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.persistent = persistent_wanted()
+        self.request_style = "persistent" if self.persistent else "plain"
+        self.p2p = None
+
     def prepare(self, nbytes):
         self.mb = MpiBuffers(self.ctx.MPI, self.sendbuf, self.recvbuf, nbytes)
+        if self.p2p is not None:
+            self.p2p.free()
+        self.p2p = PersistentP2P(self.comm, self.mb) if self.persistent else None
 
     def send(self, nbytes, peer):
-        self.comm.Send(self.mb.s, dest=peer, tag=TAG_DATA)
+        if self.p2p is not None:
+            try:
+                req = self.p2p.sends[peer]
+            except KeyError:
+                req = self.p2p.add(peer, "send")
+            req.Start()
+            req.Wait()
+        else:
+            self.comm.Send(self.mb.s, dest=peer, tag=TAG_DATA)
 
     def recv(self, nbytes, peer):
-        self.comm.Recv(self.mb.r, source=peer, tag=TAG_DATA)
+        if self.p2p is not None:
+            try:
+                req = self.p2p.recvs[peer]
+            except KeyError:
+                req = self.p2p.add(peer, "recv")
+            req.Start()
+            req.Wait()
+        else:
+            self.comm.Recv(self.mb.r, source=peer, tag=TAG_DATA)
+
+    def close(self):
+        if self.p2p is not None:
+            self.p2p.free()
+            self.p2p = None
 
     def allreduce(self, count):
         self.comm.Allreduce(self.mb.sf, self.mb.rf, op=self.ctx.MPI.SUM)

@@ -2,12 +2,18 @@
 (the paper's "Trivial Staging")."""
 
 from .base import TAG_DATA, Method
-from .host import MpiBuffers
+from .host import MpiBuffers, PersistentP2P, persistent_wanted
 
 
 class StagingMethod(Method):
     name = "staging"
     backends = ("cupy", "numpy")
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.persistent = persistent_wanted()
+        self.request_style = "persistent" if self.persistent else "plain"
+        self.p2p = None
 
     def setup(self, sendbuf, recvbuf):
         super().setup(sendbuf, recvbuf)
@@ -17,6 +23,13 @@ class StagingMethod(Method):
     def prepare(self, nbytes):
         self.be.synchronize()
         self.mb = MpiBuffers(self.ctx.MPI, self.host_send, self.host_recv, nbytes)
+        self.close()
+        self.p2p = PersistentP2P(self.comm, self.mb) if self.persistent else None
+
+    def close(self):
+        if self.p2p is not None:
+            self.p2p.free()
+            self.p2p = None
 
     def _copy(self, dst, src, nbytes, kind):
         be = self.be
@@ -31,10 +44,26 @@ class StagingMethod(Method):
 
     def send(self, nbytes, peer):
         self._copy(self.host_send, self.sendbuf, nbytes, "d2h")
-        self.comm.Send(self.mb.s, dest=peer, tag=TAG_DATA)
+        if self.p2p is not None:
+            try:
+                req = self.p2p.sends[peer]
+            except KeyError:
+                req = self.p2p.add(peer, "send")
+            req.Start()
+            req.Wait()
+        else:
+            self.comm.Send(self.mb.s, dest=peer, tag=TAG_DATA)
 
     def recv(self, nbytes, peer):
-        self.comm.Recv(self.mb.r, source=peer, tag=TAG_DATA)
+        if self.p2p is not None:
+            try:
+                req = self.p2p.recvs[peer]
+            except KeyError:
+                req = self.p2p.add(peer, "recv")
+            req.Start()
+            req.Wait()
+        else:
+            self.comm.Recv(self.mb.r, source=peer, tag=TAG_DATA)
         self._copy(self.recvbuf, self.host_recv, nbytes, "h2d")
 
     def allreduce(self, count):

@@ -39,6 +39,20 @@ class Operation:
         """(send bytes, receive bytes) to allocate for the largest size."""
         return max_size, max_size
 
+    #: whether cases() gives several measurements per size (their fields label the records)
+    has_cases = False
+
+    def cases(self, sizes):
+        """The measurements, in order: (size, case) where case is a dict of record fields that
+        tells the measurements of one size apart (e.g. the pair of a pair matrix); {} by default."""
+        return [(size, {}) for size in sizes]
+
+    def select(self, case):
+        """Set up for the next case (before prepare)."""
+
+    def case_label(self, case):
+        return " ".join(f"{k}={v}" for k, v in case.items())
+
     def prepare(self, size):
         raise NotImplementedError
 

@@ -28,4 +28,9 @@ def mpirun():
         cmd = [exe, "-np", str(n), "--oversubscribe", sys.executable, "-m", "gpucomm", *map(str, args)]
         return subprocess.run(cmd, env=dict(env, **(extra_env or {})), capture_output=True, text=True,
                               timeout=timeout)
+
+    def script(n, path, *args, timeout=120):  # python PATH ARGS on N ranks
+        cmd = [exe, "-np", str(n), "--oversubscribe", sys.executable, str(path), *map(str, args)]
+        return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+    run.script = script
     return run

@@ -197,7 +197,7 @@ def test_plausibility_guard(mpirun):
 @pytest.mark.parametrize("ranks,args,message", [
     (1, ["pingpong", "--method", "host", "--sizes", "8"], "pingpong needs exactly 2 ranks, got 1"),
     (3, ["pingpong", "--method", "host", "--sizes", "8"], "pingpong needs exactly 2 ranks, got 3"),
-    (2, ["pingpong", "--method", "warp", "--sizes", "8"], "invalid choice: 'warp'"),
+    (2, ["pingpong", "--method", "warp", "--sizes", "8"], "unknown method 'warp'"),
     (2, ["pingpong", "--method", "host", "--sizes", "1Q"], "bad size '1Q'"),
     (2, ["pingpong", "--method", "host", "--iters", "0"], "must be >= 1"),
     (2, ["pingpong", "--method", "host", "--max-bandwidth", "-1"], "must be >= 0"),

@@ -299,8 +299,27 @@ def test_bind_wrapper_without_table_or_rank():
     assert out.returncode == 2 and "usage" in out.stderr
 
 
+def test_health_mode_one_launch_per_operation(tmp_path):
+    """Alps, health mode: the sweeps only, every method in one srun, the ipc-copy binding
+    (every rank sees the node's GPUs and drives GPU = local rank) for all of them."""
+    out = reframe("--system", "alps", "-c", "checks/", "--mode", "health", "--dry-run", "--prefix", tmp_path,
+                  "--report-file", tmp_path / "report.json")
+    assert out.returncode == 0, out.stdout
+    cases = {c["display_name"].split(" /")[0]: c for c in report_cases(tmp_path / "report.json")}
+    assert sorted(cases) == ["HealthCheck %operation=allreduce", "HealthCheck %operation=alltoall",
+                             "HealthCheck %operation=pingpong"]
+    case = cases["HealthCheck %operation=pingpong"]
+    script = job_script(case)
+    srun = script.splitlines()[-1]
+    assert srun.endswith("gpucomm pingpong --method host,staging,gpu-aware-mpi,ipc-copy,ccl --sizes 8,1M,64M "
+                         f"--json gpucomm_results.json --warmup 2 --budget 0.25 --timeout {watchdog_s(case)} "
+                         "--max-bandwidth 150"), srun
+    assert "CUDA_VISIBLE_DEVICES" not in script
+    collective = job_script(cases["HealthCheck %operation=allreduce"])
+    assert "--ntasks=4" in collective and "--method host,staging,gpu-aware-mpi,ipc-copy,ccl " in collective
+
+
 @pytest.mark.parametrize("mode, args", [
-    ("health", "--sizes 8,1M,64M,1G --json gpucomm_results.json --iters 20 --warmup 2"),
     ("acceptance", "--sizes 1:1G --json gpucomm_results.json"),
     ("paper", "--sizes 1:1G --json gpucomm_results.json --iters 100"),
 ])

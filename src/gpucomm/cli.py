@@ -26,8 +26,8 @@ class _Parser(argparse.ArgumentParser):
         sys.exit(_early_error(f"{message} (see gpucomm --help)"))
 
 
-def _number(kind, minimum):
-    """argparse type: a number of ``kind`` (int, float) not below ``minimum``."""
+def _number(kind, minimum, strict=False):
+    """argparse type: a number of ``kind`` (int, float) not below ``minimum`` (above it if strict)."""
     noun = "an integer" if kind is int else "a number"
 
     def convert(text):
@@ -35,15 +35,28 @@ def _number(kind, minimum):
             value = kind(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text!r} is not {noun}") from None
-        if not value >= minimum:
-            raise argparse.ArgumentTypeError(f"{text!r} must be >= {minimum}")
+        if not (value > minimum if strict else value >= minimum):
+            raise argparse.ArgumentTypeError(f"{text!r} must be {'>' if strict else '>='} {minimum}")
         return value
     return convert
+
+
+def _methods(text):
+    """argparse type: METHOD, M1,M2,... or 'all' -> the comma-joined list, in METHODS order."""
+    names = list(METHODS) if text.strip() == "all" else [t.strip() for t in text.split(",")]
+    bad = [n for n in names if n not in METHODS]
+    if bad or not names:
+        raise argparse.ArgumentTypeError(
+            f"unknown method {', '.join(map(repr, bad)) or repr(text)}: choose from {', '.join(METHODS)} or all")
+    if len(set(names)) != len(names):
+        raise argparse.ArgumentTypeError(f"{text!r} names a method twice")
+    return ",".join(names)
 
 
 _positive_int = _number(int, 1)
 _nonneg_int = _number(int, 0)
 _nonneg_float = _number(float, 0)
+_positive_float = _number(float, 0, strict=True)
 
 
 def build_parser():
@@ -54,8 +67,10 @@ def build_parser():
     sub.required = True
     for name in OPS:
         s = sub.add_parser(name, help=f"run the {name} benchmark")
-        s.add_argument("--method", required=True, choices=METHODS, metavar="METHOD",
-                       help=f"one of: {', '.join(METHODS)}")
+        s.add_argument("--method", required=True, type=_methods, metavar="METHOD[,METHOD...]",
+                       help=f"one of: {', '.join(METHODS)}; several (comma-separated, or 'all') run in "
+                            "turn in one launch, each skipped with its reason where this machine "
+                            "cannot do it")
         s.add_argument("--sizes", default="1:1G",
                        help="message sizes: SIZE or MIN:MAX[:FACTOR], comma-separated; "
                             "binary units K, M, G (default 1:1G)")
@@ -65,6 +80,9 @@ def build_parser():
         s.add_argument("--batch", type=_positive_int, default=None, metavar="N",
                        help="iterations per timed sample, run back to back between two barriers "
                             "(default: 20 up to 64 KiB, 4 up to 1 MiB, 1 above; at least 10 samples)")
+        s.add_argument("--budget", type=_positive_float, default=None, metavar="SECONDS",
+                       help="timed seconds per size: fewer iterations than --iters where one is slow "
+                            "(estimated from the last warm-up iteration; at least 10)")
         s.add_argument("--graph", choices=("auto", "on", "off"), default="auto",
                        help="capture each sample's iterations into a CUDA/HIP graph and time its "
                             "launch (ccl only); auto: where the method allows it, else the plain loop")
@@ -109,7 +127,7 @@ def main(argv=None):
         return _early_error(exc, exc.exit_code)
     from .engine import RunConfig, run
     cfg = RunConfig(op=args.command, method=args.method, sizes=sizes, iters=args.iters, warmup=args.warmup,
-                    batch=args.batch, graph=args.graph,
+                    batch=args.batch, graph=args.graph, budget=args.budget,
                     backend=args.backend, json_path=args.json_path, max_bandwidth=args.max_bandwidth,
                     allow_shared_gpu=args.allow_shared_gpu, quiet=args.quiet, timer=args.timer,
                     timeout=args.timeout or None,

@@ -6,7 +6,7 @@ import os
 import socket
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import List, Optional
 
 import numpy as np
@@ -37,6 +37,7 @@ class RunConfig:
     warmup: Optional[int] = None     # None: a tenth of iters, at least 2
     batch: Optional[int] = None      # iterations per timed sample; None: by size, see default_batch
     graph: str = "auto"              # auto, on, off: the timed loop as one CUDA/HIP graph
+    budget: Optional[float] = None   # seconds of timed iterations per size: fewer where slow
     backend: str = "auto"
     json_path: Optional[str] = None
     max_bandwidth: Optional[float] = None  # GB/s; None: detect; 0: no guard
@@ -45,6 +46,7 @@ class RunConfig:
     timeout: Optional[float] = None  # seconds; the watchdog ends a run that outlives it
     ranks_per_node: Optional[int] = None  # emulate nodes: groups of K consecutive ranks
     quiet: bool = False
+    sweep: bool = False              # one of several methods of one launch (set by run())
 
 
 def default_iters(size):
@@ -65,6 +67,14 @@ def default_batch(size, iters):
     Large messages are timed one by one.  At least 10 samples remain for the spread."""
     batch = 20 if size <= 64 << 10 else 4 if size <= 1 << 20 else 1
     return max(1, min(batch, iters // 10))
+
+
+def budget_iters(iters, budget, warm_s):
+    """Iterations that fit a time budget (the last warm-up iteration, slowest rank, as the
+    estimate), between 10 (for a spread) and ``iters``; the same on every rank."""
+    if warm_s <= 0:
+        return iters
+    return max(min(10, iters), min(iters, int(budget / warm_s)))
 
 
 class Context:
@@ -117,10 +127,17 @@ def _choose_backend(cfg, method_cls):
 class Output:
     """Rank 0's human table on stdout, one JSON record per size, and the --json file."""
 
-    def __init__(self, cfg, meta, enabled, cases=None):
-        self.cfg, self.meta, self.enabled = cfg, meta, enabled
-        self.cases = cases  # a record's case label (operations with several cases per size)
-        self.records = []
+    def __init__(self, cfg, enabled):
+        self.cfg, self.enabled = cfg, enabled
+        self.meta, self.metas, self.records = None, [], []
+        self.cases = None
+
+    def begin(self, meta, cases=None):
+        """A method's run starts: its meta, and its records' case label (operations with several
+        cases per size), then its header."""
+        self.meta, self.cases = meta, cases
+        self.metas.append(meta)
+        self.header()
 
     def note(self, text):
         if self.enabled:
@@ -162,18 +179,26 @@ class Output:
         print(f"{RESULT_TAG} {json.dumps(rec, sort_keys=True)}")
         sys.stdout.flush()
 
-    def done(self, ok, error=None):
+    def done(self, ok, error=None, status=None):
+        """The run's last line (GPUCOMM-DONE) and the --json file.  With several methods,
+        ``status`` says per method 'ok', 'skipped: why' or 'failed: why'."""
         if not self.enabled:
             return
         summary = {"ok": ok, "sizes": len(self.cfg.sizes), "validated": sum(r["validated"] for r in self.records),
-                   "op": self.meta["op"], "method": self.meta["method"]}
+                   "op": self.cfg.op, "method": self.cfg.method}
+        if status and "," in self.cfg.method:
+            summary["methods"] = status
         if error:
             summary["error"] = error
         print(f"{DONE_TAG} {json.dumps(summary, sort_keys=True)}")
         sys.stdout.flush()
         if self.cfg.json_path:
+            doc = {"meta": self.metas[0] if self.metas else {"op": self.cfg.op, "method": self.cfg.method},
+                   "summary": summary, "results": self.records}
+            if len(self.metas) > 1:
+                doc["metas"] = self.metas
             with open(self.cfg.json_path, "w") as fp:
-                json.dump({"meta": self.meta, "summary": summary, "results": self.records}, fp, indent=1)
+                json.dump(doc, fp, indent=1)
 
 
 def _nominal_limit(cfg, method, backend, ctx, op):
@@ -193,21 +218,24 @@ def _nominal_limit(cfg, method, backend, ctx, op):
 
 
 def run(cfg):
-    """Run one operation with one method over cfg.sizes; returns 0 or raises GpucommError."""
+    """Run one operation over cfg.sizes with one method, or with several in turn (cfg.method
+    'a,b,c': one launch for a sweep; a method this machine cannot do is skipped with its reason
+    and the others run); returns 0 or raises GpucommError."""
     try:
         from mpi4py import MPI
     except Exception as exc:  # ImportError, RuntimeError: no libmpi found
         raise GpucommError(f"mpi4py cannot load an MPI library ({exc}); install one "
                            "(pip install gpucomm[mpi]) or load the site's MPI module") from None
     comm = MPI.COMM_WORLD
-    dog = Watchdog(cfg.timeout, comm.rank, f"{cfg.op}/{cfg.method}").start() if cfg.timeout else None
+    methods = cfg.method.split(",")
+    dog = Watchdog(cfg.timeout, comm.rank, cfg.op).start() if cfg.timeout else None
     op_cls = get_operation(cfg.op)
-    method_cls = get_method(cfg.method)
+    for name in methods:
+        get_method(name)
     msg = op_cls.check_ranks(comm.size)
     if msg:
         raise collective(GpucommError(msg))
     op_cls.check_sizes(cfg.sizes)
-    backend_name = _choose_backend(cfg, method_cls)
 
     # the node of a rank: its MPI shared-memory domain (its host), or with --ranks-per-node K
     # its group of K consecutive ranks (a multi-node run emulated on one machine)
@@ -218,6 +246,39 @@ def run(cfg):
         if node_of is None:
             raise collective(GpucommError(f"--ranks-per-node {cfg.ranks_per_node} does not divide "
                                           f"the {comm.size} ranks into whole nodes"))
+    out = Output(cfg, comm.rank == 0)
+    status = {}
+    try:
+        for name in methods:
+            one = replace(cfg, method=name, sweep=len(methods) > 1)
+            try:
+                _run_method(one, comm, MPI, (lrank, lsize, host_node, node_of), out, dog)
+            except CapabilityError as exc:
+                if len(methods) == 1 or not getattr(exc, "collective", False):
+                    raise
+                status[name] = f"skipped: {exc}"
+                out.note(f"{name}: skipped: {exc}")
+            else:
+                status[name] = "ok"
+    except GpucommError as exc:
+        status.setdefault(name, f"failed: {exc}")
+        out.done(False, str(exc), status)
+        raise
+    finally:
+        if dog is not None:
+            dog.cancel()
+    out.done(True, status=status)
+    return 0
+
+
+def _run_method(cfg, comm, MPI, where, out, dog):
+    """One method's run of the operation over every size (and case)."""
+    lrank, lsize, host_node, node_of = where
+    op_cls = get_operation(cfg.op)
+    method_cls = get_method(cfg.method)
+    backend_name = _choose_backend(cfg, method_cls)
+    if dog is not None:
+        dog.what = f"{cfg.op}/{cfg.method}"
     backend = _collective(lambda: make_backend(backend_name, lrank), comm)
     ctx = Context(comm, MPI, backend)
     ctx.op_name = cfg.op
@@ -248,7 +309,10 @@ def run(cfg):
     ctx.recvbuf = _collective(lambda: backend.empty(recv_bytes), comm)
     _collective(lambda: method.setup(ctx.sendbuf, ctx.recvbuf), comm)
 
-    timer = make_timer(cfg.timer, backend, method)
+    timer_name = cfg.timer
+    if cfg.sweep and not (backend.is_device and getattr(method, "device_timer", False)):
+        timer_name = "host"  # in a sweep, --timer device applies where the method allows it
+    timer = make_timer(timer_name, backend, method)
     use_graph = _graph_wanted(cfg, method, backend)
     limit, limit_source = _nominal_limit(cfg, cfg.method, backend, ctx, op)
     meta = {"op": cfg.op, "method": cfg.method, "backend": desc["backend"], "nranks": comm.size,
@@ -261,32 +325,37 @@ def run(cfg):
     if hasattr(method, "why"):
         meta["gpu_aware_mpi"] = method.why
     meta.update(op.meta())
-    out = Output(cfg, meta, comm.rank == 0, op.case_label if op.has_cases else None)
-    out.header()
+    out.begin(meta, op.case_label if op.has_cases else None)
     corrupt = _corruption_request()
     hang = _test_request("GPUCOMM_TEST_HANG")
 
+    graph = None
     try:
         for size, case in op.cases(cfg.sizes):
             op.select(case)
             iters = cfg.iters or default_iters(size)
-            batch = min(cfg.batch, iters) if cfg.batch else default_batch(size, iters)
-            samples = -(-iters // batch)
             warmup = cfg.warmup if cfg.warmup is not None else max(2, iters // 10)
             _collective(lambda: (op.prepare(size), method.prepare(size)), comm)
+            warm = 0.0
             for i in range(warmup):  # untimed; the graph is captured after it (connections made)
                 if dog is not None:
                     dog.where = f"size {size} B, warm-up iteration {i}"
                 comm.Barrier()
+                t0 = time.perf_counter()
                 op.step(size)
                 method.sync()
+                warm = time.perf_counter() - t0
+            if cfg.budget and warmup:
+                iters = budget_iters(iters, cfg.budget, comm.allreduce(warm, op=MPI.MAX))
+            batch = min(cfg.batch, iters) if cfg.batch else default_batch(size, iters)
+            samples = -(-iters // batch)
             graph = None
             if use_graph:
                 graph, note = _capture(comm, backend, lambda: [op.step(size) for _ in range(batch)])
                 if graph is None:
                     if cfg.graph == "on":
                         raise collective(CapabilityError(f"--graph on: {note}"))
-                    use_graph = out.meta["graph"] = False
+                    use_graph = meta["graph"] = False
                     out.note(f"CUDA graph capture failed ({note}): timing the plain loop")
                 else:
                     graph.launch(backend.stream)  # untimed: the graph's first launch uploads it
@@ -307,6 +376,9 @@ def run(cfg):
                     for _ in range(batch):
                         op.step(size)
                 times[i] = timer.stop() / batch
+            # a graph holds NCCL's captured work: ncclCommDestroy waits until every graph that
+            # captured the communicator is gone, so none may outlive its size
+            graph = None
             worst = np.empty_like(times)
             comm.Allreduce(times, worst, op=MPI.MAX)
             worst *= op.time_scale
@@ -327,22 +399,16 @@ def run(cfg):
                 raise collective(PlausibilityError(
                     f"{what} at {size} B: {best['busbw_GBps']:.1f} GB/s (best sample) is "
                     f"above the link's nominal {limit:.1f} GB/s ({limit_source}): a measurement bug"))
-    except GpucommError as exc:
-        out.done(False, str(exc))
-        raise
     finally:
+        graph = None  # before the method closes (see above)
         method.close()
-        if dog is not None:
-            dog.cancel()
-    out.done(True)
-    return 0
 
 
 def _graph_wanted(cfg, method, backend):
     """Whether to time the loop as a CUDA/HIP graph: where the method's whole iteration is device
     work on the rank's stream (ccl); --graph on elsewhere is an error, auto falls back."""
     capable = backend.is_device and getattr(method, "graph_capable", False)
-    if cfg.graph == "on" and not capable:
+    if cfg.graph == "on" and not capable and not cfg.sweep:
         raise collective(GpucommError(
             f"--graph on: method {cfg.method} synchronises through the host in every iteration "
             f"(only ccl's iterations are all device work); use --graph auto or off"))

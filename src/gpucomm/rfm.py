@@ -59,7 +59,19 @@ def read_records(text):
     return records, summary
 
 
-def _payload_error(stderr_path):
+def read_all_records(text):
+    """Like read_records, by (method, size): the records of a run of several methods."""
+    records, summary = {}, None
+    for line in text.splitlines():
+        if line.startswith(RESULT_TAG + " "):
+            rec = json.loads(line[len(RESULT_TAG) + 1:])
+            records[(rec["method"], rec["size"])] = rec
+        elif line.startswith(DONE_TAG + " "):
+            summary = json.loads(line[len(DONE_TAG) + 1:])
+    return records, summary
+
+
+def payload_error(stderr_path):
     try:
         with open(stderr_path) as fp:
             lines = [ln.strip() for ln in fp if "gpucomm: error:" in ln]
@@ -77,10 +89,10 @@ def payload_ok(stdout, stderr, sizes):
     except OSError as exc:
         raise SanityError(f"no payload output: {exc}")
     if summary is None:
-        reason = _payload_error(stderr) or "no GPUCOMM-DONE line (the payload crashed or was killed)"
+        reason = payload_error(stderr) or "no GPUCOMM-DONE line (the payload crashed or was killed)"
         raise SanityError(f"payload did not finish: {reason}")
     if not summary.get("ok"):
-        raise SanityError(f"payload failed: {summary.get('error') or _payload_error(stderr)}")
+        raise SanityError(f"payload failed: {summary.get('error') or payload_error(stderr)}")
     missing = [s for s in sizes if s not in records or not records[s].get("validated")]
     if missing:
         raise SanityError(f"sizes not validated: {', '.join(size_label(s) for s in missing)}")
@@ -126,6 +138,12 @@ class GpucommCheck(rfm.RunOnlyRegressionTest):
     iters = variable(int, value=0)
     #: untimed iterations per size (-1: the payload's default)
     warmup = variable(int, value=-1)
+    #: iterations per timed sample (0: the payload's size-dependent default)
+    batch = variable(int, value=0)
+    #: timed seconds per size: fewer iterations where one is slow (0: no budget)
+    budget = variable(float, value=0.0)
+    #: the timed loop as a CUDA/HIP graph where the method allows it: auto, on, off
+    graph = variable(str, value="auto")
     #: python interpreter for the payload ('' : the environment's, else ReFrame's own)
     python = variable(str, value="")
     #: perf variable -> (size in bytes, record field or 'latency', unit)
@@ -255,6 +273,12 @@ class GpucommCheck(rfm.RunOnlyRegressionTest):
             opts += ["--iters", str(self.iters)]
         if self.warmup >= 0:
             opts += ["--warmup", str(self.warmup)]
+        if self.batch > 0:
+            opts += ["--batch", str(self.batch)]
+        if self.budget > 0:
+            opts += ["--budget", f"{self.budget:g}"]
+        if self.graph != "auto":
+            opts += ["--graph", self.graph]
         limit_s = self.time_limit
         if limit_s:  # the payload's watchdog ends a hang before the scheduler does, saying where
             opts += ["--timeout", f"{max(30.0, 0.9 * float(limit_s) - 15):g}"]
@@ -308,10 +332,15 @@ class GpucommCheck(rfm.RunOnlyRegressionTest):
         for extras in (self.current_partition.extras, self.current_environ.extras):
             self.job.launcher.options += list(extras.get("launcher_options", []))
             by_method = extras.get("method_launcher_options", {})
-            self.job.launcher.options += list(by_method.get(self.method, by_method.get("default", [])))
+            key = self.site_method()
+            self.job.launcher.options += list(by_method.get(key, by_method.get("default", [])))
             self.job.options += list(extras.get("job_options", []))
             env_by_method = extras.get("method_env_vars", {})
-            self.env_vars.update(env_by_method.get(self.method, env_by_method.get("default", {})))
+            self.env_vars.update(env_by_method.get(key, env_by_method.get("default", {})))
+
+    def site_method(self):
+        """The method whose site options (method_launcher_options, method_env_vars) apply."""
+        return self.method
 
     @property
     def size_list(self):

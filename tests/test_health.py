@@ -1,0 +1,37 @@
+"""The health mode on this CPU node: one sweep per operation, every method the partition offers
+(host only here, the GPU methods left out with their reason), perf variables per method."""
+
+import json
+import os
+import time
+
+from reframe_helpers import clean_env, job_script, reframe, report_cases
+
+
+def test_health_mode_sweeps_every_offered_method(tmp_path):
+    report = tmp_path / "report.json"
+    t0 = time.monotonic()
+    run = reframe("-c", "checks/", "--mode", "health", "-r", "--prefix", tmp_path, "--report-file", report,
+                  env=clean_env(OMPI_ALLOW_RUN_AS_ROOT=1, OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1))
+    wall = time.monotonic() - t0
+    assert run.returncode == 0, run.stdout[-4000:]
+    cases = report_cases(report)
+    assert sorted(c["display_name"].split(" /")[0] for c in cases) == [
+        "HealthCheck %operation=allreduce", "HealthCheck %operation=alltoall",
+        "HealthCheck %operation=pingpong"]
+    for case in cases:
+        assert case["result"] == "pass", case["fail_reason"]
+        assert "left out: staging: partition local:cpu lacks +gpu" in case["descr"]
+        perf = {k.split(":")[-1]: v for k, v in case["perfvalues"].items()}
+        assert sorted(perf) == ["host_goodput_1MiB", "host_goodput_64MiB", "host_latency_8B"]
+        script = job_script(case) or open(os.path.join(case["outputdir"], "rfm_job.sh")).read()
+        assert "--method host " in script and "--budget 0.25" in script and "--sizes 8,1M,64M" in script
+        kept = json.load(open(os.path.join(case["outputdir"], "gpucomm_results.json")))
+        assert [r["size"] for r in kept["results"]] == [8, 1 << 20, 64 << 20]
+    assert wall < 120  # the budget keeps the slow host sizes short (about 15 s here)
+
+
+def test_sweep_rejects_unknown_methods(tmp_path):
+    run = reframe("-c", "checks/health.py", "-r", "-S", "methods=host,warp", "--prefix", tmp_path,
+                  env=clean_env(OMPI_ALLOW_RUN_AS_ROOT=1, OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1))
+    assert "unknown warp" in run.stdout

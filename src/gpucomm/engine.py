@@ -141,6 +141,8 @@ class Output:
             emu, pl = m["emulated_ranks_per_node"], m["placement"]
             emulated = f" (emulated, {emu} rank{'s' * (emu > 1)} per node)" if emu else ""
             print(f"# nodes {names}{emulated}; placement {pl['distance']} ({pl['source']})")
+        if m.get("test_hook"):
+            print(f"# TEST HOOK ACTIVE: {m['test_hook']} (fault injection; the numbers are not real)")
         if m.get("nominal_GBps"):
             print(f"# nominal link bandwidth {m['nominal_GBps']:.1f} GB/s ({m['nominal_source']})")
         if not self.cfg.quiet:
@@ -307,9 +309,7 @@ def run(cfg):
                     for _ in range(batch):
                         op.step(size)
                 times[i] = timer.stop() / batch
-            worst = np.empty_like(times)
-            comm.Allreduce(times, worst, op=MPI.MAX)
-            worst *= op.time_scale
+            worst = op.reduce_times(times) * op.time_scale
             if corrupt and corrupt == (comm.rank, size):
                 op.corrupt(size)
             _collective(lambda: _raise_if(op.validate(size), ValidationError), comm)
@@ -334,6 +334,9 @@ def run(cfg):
         method.close()
         if dog is not None:
             dog.cancel()
+    if out.enabled and not cfg.quiet:
+        for line in op.summary(out.records):
+            print(line)
     out.done(True)
     return 0
 
@@ -389,7 +392,12 @@ def _raise_if(message, cls):
 
 def _test_request(var):
     """Fault-injection hooks for the tests, VAR=RANK:SIZE: GPUCOMM_TEST_CORRUPT damages one
-    received byte of that rank at that size, GPUCOMM_TEST_HANG makes that rank stop there."""
+    received byte of that rank at that size, GPUCOMM_TEST_HANG makes that rank stop there
+    (with GPUCOMM_TEST_HANG_EXIT set: exit at once, a killed rank).  The pair matrix has one
+    more, GPUCOMM_TEST_SLOW_PAIR=I:J:SECONDS (ops/pairmatrix.py): rank I sleeps SECONDS in
+    every timed iteration it shares with rank J (ping-pong I->J, not J->I; the bidirectional
+    exchange and concurrent rounds of I and J), a degraded link.  A malformed value is an
+    error, never ignored; an active hook is named in the output's header and JSON meta."""
     spec = os.environ.get(var, "")
     if not spec:
         return None

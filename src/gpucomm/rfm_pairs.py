@@ -90,13 +90,20 @@ class PairMatrixBase(GpucommCheck):
     #: mode's largest)
     perf_sizes = variable(str, value="256M,1G")
 
+    def skip_reason(self):
+        if self.num_nodes != 1:
+            return f"{self.op} is the pairs of one node, not {self.num_nodes} nodes"
+        return super().skip_reason()
+
     @run_after("setup")
     def check_pair_variables(self):
-        if self.num_tasks_per_node < 2 or self.num_nodes != 1:
-            raise ReframeError(f"{self.op} runs on one node with at least 2 ranks, got "
-                               f"{self.num_nodes} node(s) x {self.num_tasks_per_node}")
+        if self.ranks_per_node == 1:
+            raise ReframeError("-S ranks_per_node=1: a pair matrix needs at least 2 ranks")
+        self.perf_size_list()
+
+    def perf_size_list(self):
         try:
-            parse_sizes(self.perf_sizes)
+            return parse_sizes(self.perf_sizes)
         except GpucommError as exc:
             raise ReframeError(f"-S perf_sizes={self.perf_sizes}: {exc}") from None
 
@@ -116,7 +123,7 @@ class PairMatrixBase(GpucommCheck):
             for p in ordered:
                 out.append((name("latency_8B", p), "latency_8B", p,
                             pair_value(stdout, LATENCY_SIZE, "uni", "single", p, "latency"), "us"))
-        for size in sorted(swept & set(parse_sizes(self.perf_sizes))):
+        for size in sorted(swept & set(self.perf_size_list())):
             label = size_label(size)
             for mode, pairs in (("uni", ordered), ("bidir", unordered)):
                 base = f"{mode}_{label}"

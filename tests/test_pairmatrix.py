@@ -145,3 +145,31 @@ def test_bad_variable_is_a_setup_failure_with_the_reason(tmp_path, opt, words):
     assert run.returncode != 0
     assert case["result"] == "fail" and case["fail_phase"] == "setup"
     assert words in case["fail_reason"] and "Traceback" not in case["fail_reason"]
+
+
+LUMI_REFS = """PairMatrixCheck:
+  lumi:standard-g:
+    ccl:
+      '1600': {uni_256MiB: [150.0, -0.1, null, GB/s]}
+      '800': {uni_256MiB: [80.0, -0.1, null, GB/s]}
+      '400': {uni_256MiB: [40.0, -0.1, null, GB/s]}
+"""
+
+
+def test_lumi_pairs_get_their_class_reference(tmp_path):
+    """Dry-run on LUMI: 8 GCD ranks, each pair's reference from its Infinity Fabric class."""
+    refs = tmp_path / "refs"
+    refs.mkdir()
+    (refs / "lumi.yaml").write_text(LUMI_REFS)
+    report = tmp_path / "report.json"
+    run = reframe("--system", "lumi", "-c", "checks/pairmatrix.py", "-n", "method=ccl", "--dry-run",
+                  "--prefix", tmp_path, "--report-file", report,
+                  env=clean_env(SBATCH_ACCOUNT="project_x", GPUCOMM_REFERENCE_DIR=refs))
+    assert run.returncode == 0, run.stdout[-3000:]
+    (case,) = report_cases(report)
+    perf = {k.split(":")[-1]: v for k, v in case["perfvalues"].items()}
+    assert perf["uni_256MiB_0-1"][1] == 150.0 and perf["uni_256MiB_7-6"][1] == 150.0
+    assert perf["uni_256MiB_0-6"][1] == 80.0 and perf["uni_256MiB_0-2"][1] == 40.0
+    assert perf["min_pair_uni_256MiB"][1] == 40.0
+    assert perf["bidir_256MiB_0-1"][1] == 0  # no reference given
+    assert sum(k.startswith("uni_256MiB_") for k in perf) == 56

@@ -15,6 +15,9 @@ SHARED_CSV = REPO.parent / "shared" / "paper_reference.csv"
 #: the inter-node checks (checks/internode.py), tested in test_internode.py
 INTERNODE_CHECKS = ("MultiPingPongCheck", "AllToAllScalingCheck", "AllReduceScalingCheck")
 
+#: the node-health pair matrix (checks/pairmatrix.py), tested in test_pairmatrix.py
+PAIR_MATRIX_CHECKS = ("PairMatrixCheck",)
+
 _MAIN = "import sys; from reframe.frontend.cli import main; sys.argv[0] = 'reframe'; sys.exit(main())"
 
 

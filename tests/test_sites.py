@@ -21,7 +21,7 @@ from gpucomm.metrics import busbw_GBps, goodput_GBps
 from gpucomm.references import FIGURES, METHOD_OF
 from gpucomm.rfm import GpucommCheck
 from gpucomm.siteconf import slurm_access
-from reframe_helpers import INTERNODE_CHECKS, NATIVE_CHECKS, REPO, SHARED_CSV, check_classes, clean_env
+from reframe_helpers import INTERNODE_CHECKS, NATIVE_CHECKS, PAIR_MATRIX_CHECKS, REPO, SHARED_CSV, check_classes, clean_env
 from reframe_helpers import dry_runs as dry_run_all
 from reframe_helpers import job_script, reframe, report_cases, watchdog_s
 
@@ -92,7 +92,7 @@ def dry_runs(tmp_path_factory):
     """{system: [test case dicts]} of one dry-run per system, run concurrently."""
     runs = {}
     for system in SITES:
-        runs[system] = ["--system", system, "-c", "checks/", "-x", "|".join(INTERNODE_CHECKS + NATIVE_CHECKS)]
+        runs[system] = ["--system", system, "-c", "checks/", "-x", "|".join(INTERNODE_CHECKS + NATIVE_CHECKS + PAIR_MATRIX_CHECKS)]
         if HAS_NUM_NODES:
             runs[system] += ["-P", "num_nodes=" + ",".join(map(str, NODES))]
     return dry_run_all(runs, tmp_path_factory, clean_env(SBATCH_ACCOUNT=ACCOUNT))
@@ -103,8 +103,8 @@ def check_name(case):
 
 
 def site_checks():
-    """The checks this module dry-runs: all but the inter-node ones."""
-    return [c for c in check_classes() if c not in INTERNODE_CHECKS]
+    """The checks this module dry-runs: all but the inter-node ones and the pair matrix."""
+    return [c for c in check_classes() if c not in INTERNODE_CHECKS + PAIR_MATRIX_CHECKS]
 
 
 def nodes_of(case):
@@ -307,7 +307,9 @@ def test_health_mode_one_launch_per_operation(tmp_path):
     assert out.returncode == 0, out.stdout
     cases = {c["display_name"].split(" /")[0]: c for c in report_cases(tmp_path / "report.json")}
     assert sorted(cases) == ["HealthCheck %operation=allreduce", "HealthCheck %operation=alltoall",
-                             "HealthCheck %operation=pingpong"]
+                             "HealthCheck %operation=pingpong", "PairMatrixCheck %method=ccl",
+                             "PairMatrixCheck %method=gpu-aware-mpi", "PairMatrixCheck %method=host",
+                             "PairMatrixCheck %method=ipc-copy"]
     case = cases["HealthCheck %operation=pingpong"]
     script = job_script(case)
     srun = script.splitlines()[-1]

@@ -55,6 +55,16 @@ site_configuration = {
                 "gpu_bandwidth_GBps": 600,
                 # ... and the node's 4 NICs, a multi ping-pong's bound (Fig. 7: 800 Gb/s)
                 "network_bandwidth_GBps": 100,
+                # GCD pairs by nominal Infinity Fabric bandwidth (Gb/s per direction), the
+                # pair-matrix check's reference classes (gpucomm.pairs.pair_class).  Sourced:
+                # the two GCDs of one MI250X, 1600 (LUMI docs: in-package IF 400 GB/s
+                # bidirectional; paper Fig. 4: 0-1 = 1600); from GCD 0, Fig. 4's bar tops 0-6,
+                # 0-7 = 800 and 0-2..0-5 = 400.  ASSUMED, not checked on a node: the other
+                # cross-module pairs by the same module symmetry (modules 0-3 and 1-2 joined by
+                # dual links, the rest single); verify with `rocm-smi --showtopo` on LUMI-G.
+                "pair_classes": {"1600": ["0-1", "2-3", "4-5", "6-7"],
+                                 "800": ["0-6", "0-7", "1-6", "1-7", "2-4", "2-5", "3-4", "3-5"],
+                                 "default": "400"},
                 # one switch through Slurm (a LUMI-G node's 4 NICs sit on 4 switches of its
                 # group: Slurm's leaf is what "switch" means here); others: -S nodelist=...
                 "placement_options": {"same-switch": ["--switches=1"]},

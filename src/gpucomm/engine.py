@@ -158,6 +158,8 @@ class Output:
             emu, pl = m["emulated_ranks_per_node"], m["placement"]
             emulated = f" (emulated, {emu} rank{'s' * (emu > 1)} per node)" if emu else ""
             print(f"# nodes {names}{emulated}; placement {pl['distance']} ({pl['source']})")
+        if m.get("test_hook"):
+            print(f"# TEST HOOK ACTIVE: {m['test_hook']} (fault injection; the numbers are not real)")
         if m.get("nominal_GBps"):
             print(f"# nominal link bandwidth {m['nominal_GBps']:.1f} GB/s ({m['nominal_source']})")
         if not self.cfg.quiet:
@@ -379,9 +381,7 @@ def _run_method(cfg, comm, MPI, where, out, dog):
             # a graph holds NCCL's captured work: ncclCommDestroy waits until every graph that
             # captured the communicator is gone, so none may outlive its size
             graph = None
-            worst = np.empty_like(times)
-            comm.Allreduce(times, worst, op=MPI.MAX)
-            worst *= op.time_scale
+            worst = op.reduce_times(times) * op.time_scale
             if corrupt and corrupt == (comm.rank, size):
                 op.corrupt(size)
             _collective(lambda: _raise_if(op.validate(size), ValidationError), comm)
@@ -402,6 +402,9 @@ def _run_method(cfg, comm, MPI, where, out, dog):
     finally:
         graph = None  # before the method closes (see above)
         method.close()
+    if out.enabled and not cfg.quiet:
+        for line in op.summary([r for r in out.records if r["method"] == cfg.method]):
+            print(line)
 
 
 def _graph_wanted(cfg, method, backend):
@@ -455,7 +458,12 @@ def _raise_if(message, cls):
 
 def _test_request(var):
     """Fault-injection hooks for the tests, VAR=RANK:SIZE: GPUCOMM_TEST_CORRUPT damages one
-    received byte of that rank at that size, GPUCOMM_TEST_HANG makes that rank stop there."""
+    received byte of that rank at that size, GPUCOMM_TEST_HANG makes that rank stop there
+    (with GPUCOMM_TEST_HANG_EXIT set: exit at once, a killed rank).  The pair matrix has one
+    more, GPUCOMM_TEST_SLOW_PAIR=I:J:SECONDS (ops/pairmatrix.py): rank I sleeps SECONDS in
+    every timed iteration it shares with rank J (ping-pong I->J, not J->I; the bidirectional
+    exchange and concurrent rounds of I and J), a degraded link.  A malformed value is an
+    error, never ignored; an active hook is named in the output's header and JSON meta."""
     spec = os.environ.get(var, "")
     if not spec:
         return None

@@ -7,11 +7,17 @@ Units: GB/s = 1e9 bytes/s, times in microseconds.
     - multi ping-pong:  S * P / t         (P concurrent pairs per node; per-node aggregate)
     - all-to-all:       S * (n - 1) / t   (S = block sent to each peer)
     - all-reduce:       S / t             (S = vector size; not doubled)
+    - pair matrix, one pair i-j (ops/pairmatrix.py):
+        pair-uni:   S / t   (ping-pong i -> j, t = half round trip)
+        pair-bidir: 2 S / t (i and j send S to each other at once, t = one exchange: the
+                    pair's goodput, both directions; per direction it is S / t)
 * algbw and busbw (nccl-tests' definitions, doc/PERFORMANCE.md):
     - algbw = buffer bytes / t, buffer = S for all-reduce and send/recv, S * n for all-to-all
     - busbw = algbw * 2(n-1)/n for all-reduce, algbw * (n-1)/n for all-to-all,
       algbw for send/recv (ping-pong); for the multi ping-pong (no nccl-tests counterpart) the
-      bytes all P pairs move per second, algbw * P, what the two nodes' links carry.
+      bytes all P pairs move per second, algbw * P, what the two nodes' links carry;
+      for the pair matrix S / t, what one direction of the pair's link carries (the guard
+      compares it with one link's nominal bandwidth, both modes alike).
 """
 
 import numpy as np
@@ -29,8 +35,10 @@ def goodput_GBps(op, size, time_s, nranks, pairs=1):
         moved = size * pairs
     elif op == "alltoall":
         moved = size * (nranks - 1)
-    elif op == "allreduce":
+    elif op in ("allreduce", "pair-uni"):
         moved = size
+    elif op == "pair-bidir":
+        moved = 2 * size
     else:
         raise ValueError(f"unknown operation {op!r}")
     return moved / time_s / GB

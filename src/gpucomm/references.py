@@ -63,6 +63,9 @@ FIGURES = {
     "AllToAllScalingCheck": ("alltoall", None, "fig9"),
     "AllReduceScalingCheck": ("allreduce", None, "fig10"),
 }
+#: checks without a figure of the paper: PairMatrixCheck's references are per pair class
+#: (gpucomm.rfm_pairs), measured on the node class (local.yaml), not generated here
+NO_FIGURE = ("PairMatrixCheck",)
 #: check class -> its perf variables (gpucomm.rfm) where not its operation's usual ones
 PERF_POINTS_OF = {"AllToAllScalingCheck": "SCALING_PERF_POINTS",
                   "AllReduceScalingCheck": "SCALING_PERF_POINTS"}

@@ -15,6 +15,7 @@ from reframe.core.builtins import run_after, run_before, sanity_function, variab
 from reframe.core.exceptions import ReframeError, SanityError
 
 from .engine import DONE_TAG, RESULT_TAG
+from .errors import GpucommError
 from .sizes import parse_sizes, size_label
 from .topology import PLACEMENTS
 
@@ -236,8 +237,16 @@ class GpucommCheck(rfm.RunOnlyRegressionTest):
 
     @run_after("setup")
     def check_variables(self):
+        """Every variable a user can set with -S, checked once with a one-line reason."""
         if self.placement not in ("any",) + PLACEMENTS:
             raise ReframeError(f"-S placement={self.placement}: choose any, {', '.join(PLACEMENTS)}")
+        try:
+            parse_sizes(self.sizes)
+        except GpucommError as exc:
+            raise ReframeError(f"-S sizes={self.sizes}: {exc}") from None
+        for name, low in (("iters", 0), ("warmup", -1), ("ranks_per_node", 0), ("num_nodes", 1)):
+            if getattr(self, name) < low:
+                raise ReframeError(f"-S {name}={getattr(self, name)}: must be >= {low}")
 
     @run_after("setup")
     def set_tasks(self):
@@ -307,6 +316,12 @@ class GpucommCheck(rfm.RunOnlyRegressionTest):
         """External references (ReFrame 4.10 '$ref'): <reference dir>/<system>.yaml, indexed by
         partition and method.  The directory is RFM_REFERENCE_PREFIX if set, else
         GPUCOMM_REFERENCE_DIR, else config/references/ next to checks/."""
+        path = self.reference_file()
+        if path:
+            self.reference = {"$ref": path}
+
+    def reference_file(self):
+        """The system's reference YAML (see set_references), or None."""
         import reframe.core.runtime as rt
         dirs = [rt.runtime().get_option("general/0/reference_prefix"),
                 os.environ.get("GPUCOMM_REFERENCE_DIR"),
@@ -315,8 +330,8 @@ class GpucommCheck(rfm.RunOnlyRegressionTest):
         for d in filter(None, dirs):
             path = os.path.abspath(os.path.join(d, name))
             if os.path.exists(path):
-                self.reference = {"$ref": path}
-                break
+                return path
+        return None
 
     @run_before("run")
     def apply_site_options(self):

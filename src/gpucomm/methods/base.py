@@ -37,6 +37,10 @@ class Method:
     def recv(self, nbytes, peer):
         raise CapabilityError(f"method {self.name} has no point-to-point transfer")
 
+    def exchange(self, nbytes, peer):
+        """sendbuf[:n] to ``peer`` and recvbuf[:n] from it at the same time (bidirectional)."""
+        raise CapabilityError(f"method {self.name} has no simultaneous exchange")
+
     def allreduce(self, count):
         raise CapabilityError(f"method {self.name} has no all-reduce")
 
@@ -49,3 +53,8 @@ class Method:
 
     def wait_notify(self, peer):
         self.comm.Recv([self._token, 1, self.ctx.MPI.BYTE], source=peer, tag=TAG_DONE)
+
+    def notify_each_other(self, peer):
+        """Both ranks of a pair tell each other at once (neither waits for the other first)."""
+        spec = [self._token, 1, self.ctx.MPI.BYTE]
+        self.comm.Sendrecv(spec, dest=peer, sendtag=TAG_DONE, recvbuf=spec, source=peer, recvtag=TAG_DONE)

@@ -50,6 +50,13 @@ class CclMethod(Method):
     def recv(self, nbytes, peer):
         self.nc.recv(self.rptr, nbytes, self.nccl.NCCL_UINT8, peer, self.stream_ptr)
 
+    def exchange(self, nbytes, peer):
+        nccl = self.nccl
+        nccl.groupStart()
+        self.send(nbytes, peer)
+        self.recv(nbytes, peer)
+        nccl.groupEnd()
+
     def allreduce(self, count):
         nccl = self.nccl
         self.nc.allReduce(self.sptr, self.rptr, count, nccl.NCCL_FLOAT32, nccl.NCCL_SUM, self.stream_ptr)

@@ -42,10 +42,27 @@ class PersistentP2P:
             req = self.recvs[peer] = self.comm.Recv_init(self.mb.r, source=peer, tag=TAG_DATA)
         return req
 
+    def exchange(self, MPI, peer):
+        """Start this size's send to and receive from ``peer`` together, wait for both."""
+        send = self.sends.get(peer) or self.add(peer, "send")
+        recv = self.recvs.get(peer) or self.add(peer, "recv")
+        MPI.Prequest.Startall([send, recv])
+        MPI.Request.Waitall([send, recv])
+
     def free(self):
         for req in list(self.sends.values()) + list(self.recvs.values()):
             req.Free()
         self.sends, self.recvs = {}, {}
+
+
+def mpi_exchange(method, peer):
+    """A simultaneous send/receive of the method's bound host specs (method.mb) with ``peer``:
+    persistent requests where the method has them, else MPI_Sendrecv."""
+    if method.p2p is not None:
+        method.p2p.exchange(method.ctx.MPI, peer)
+    else:
+        mb = method.mb
+        method.comm.Sendrecv(mb.s, dest=peer, sendtag=TAG_DATA, recvbuf=mb.r, source=peer, recvtag=TAG_DATA)
 
 
 class HostMethod(Method):
@@ -85,6 +102,9 @@ class HostMethod(Method):
             req.Wait()
         else:
             self.comm.Recv(self.mb.r, source=peer, tag=TAG_DATA)
+
+    def exchange(self, nbytes, peer):
+        mpi_exchange(self, peer)
 
     def close(self):
         if self.p2p is not None:

@@ -77,6 +77,18 @@ class IpcCopyMethod(Method):
             self._copy(self.recvbuf.data.ptr, self.peer_send[peer], nbytes)
             self.be.stream.synchronize()
 
+    def exchange(self, nbytes, peer):
+        """Both ranks push into each other's receive buffer at once, then tell each other
+        (pull mode: tell first, then both copy from the other's send buffer)."""
+        if self.pull:
+            self.notify_each_other(peer)
+            self._copy(self.recvbuf.data.ptr, self.peer_send[peer], nbytes)
+            self.be.stream.synchronize()
+        else:
+            self._copy(self.peer_recv[peer], self.sendbuf.data.ptr, nbytes)
+            self.be.stream.synchronize()
+        self.notify_each_other(peer)
+
     def prepare(self, nbytes):
         self.be.synchronize()
         if self.ctx.op_name == "alltoall" and self.streams is None:

@@ -2,7 +2,7 @@
 (the paper's "Trivial Staging")."""
 
 from .base import TAG_DATA, Method
-from .host import MpiBuffers, PersistentP2P, persistent_wanted
+from .host import MpiBuffers, PersistentP2P, mpi_exchange, persistent_wanted
 
 
 class StagingMethod(Method):
@@ -64,6 +64,11 @@ class StagingMethod(Method):
             req.Wait()
         else:
             self.comm.Recv(self.mb.r, source=peer, tag=TAG_DATA)
+        self._copy(self.recvbuf, self.host_recv, nbytes, "h2d")
+
+    def exchange(self, nbytes, peer):
+        self._copy(self.host_send, self.sendbuf, nbytes, "d2h")
+        mpi_exchange(self, peer)
         self._copy(self.recvbuf, self.host_recv, nbytes, "h2d")
 
     def allreduce(self, count):

@@ -4,9 +4,10 @@ from ..errors import GpucommError
 from .allreduce import AllReduce
 from .alltoall import AllToAll
 from .multipingpong import MultiPingPong
+from .pairmatrix import PairMatrix
 from .pingpong import PingPong
 
-REGISTRY = {op.name: op for op in (PingPong, MultiPingPong, AllReduce, AllToAll)}
+REGISTRY = {op.name: op for op in (PingPong, MultiPingPong, PairMatrix, AllReduce, AllToAll)}
 
 
 def get_operation(name):

@@ -1,5 +1,7 @@
 """The operation interface the engine drives."""
 
+import numpy as np
+
 
 class Operation:
     name = "?"
@@ -52,6 +54,17 @@ class Operation:
 
     def case_label(self, case):
         return " ".join(f"{k}={v}" for k, v in case.items())
+
+    def reduce_times(self, times):
+        """Collective: each sample's time of the measurement from this rank's ``times``: the
+        maximum over all ranks (the operation ends when its last rank does)."""
+        worst = np.empty_like(times)
+        self.ctx.comm.Allreduce(times, worst, op=self.ctx.MPI.MAX)
+        return worst
+
+    def summary(self, records):
+        """Lines rank 0 prints after the last record (e.g. a pair matrix); none by default."""
+        return []
 
     def prepare(self, size):
         raise NotImplementedError

@@ -1,0 +1,20 @@
+"""Node health and acceptance: every GPU pair of the node (one rank per GPU or GCD), ping-pong
+between every ordered pair and bidirectional exchange of every pair, one pair at a time and
+all disjoint pairs at once, by ipc-copy, ccl and gpu-aware-mpi (host: host ranks, for CPU
+nodes and CI).  Fails naming each pair below its class's reference (gpucomm.rfm_pairs);
+``-S sizes=...`` (default 8,1M,256M) sets the sweep.
+"""
+
+import reframe as rfm
+from reframe.core.builtins import parameter, run_after
+
+from gpucomm.rfm_pairs import PairMatrixBase
+
+
+@rfm.simple_test
+class PairMatrixCheck(PairMatrixBase):
+    method = parameter(["ipc-copy", "ccl", "gpu-aware-mpi", "host"])
+
+    @run_after("init")
+    def in_health_mode(self):
+        self.tags |= {"health"}  # a node with one slow pair must fail the nightly run

@@ -12,7 +12,7 @@ reference set applies only to the node class it was measured on.
 import os
 
 from gpucomm.probe import node_info
-from gpucomm.siteconf import local_mpirun_options
+from gpucomm.siteconf import LOCAL_GPU_ENV, local_mpirun_options
 
 _info = node_info()
 _features, _env_features, _env_vars, _launcher_opts = [], [], [], []
@@ -24,9 +24,7 @@ if _info["gpu_count"]:
     _part = f"{_info['gpu_slug']}x{_info['gpu_count']}"
     _features += ["gpu", "nvgpu" if _info["gpu_vendor"] == "nvidia" else "amdgpu"]
     _devices = [{"type": "gpu", "arch": _info["gpu_slug"], "num_devices": _info["gpu_count"]}]
-    # never let NCCL/PyTorch/NVSHMEM use NVLink multicast on a shared node
-    _env_vars += [["NCCL_NVLS_ENABLE", "0"], ["TORCH_SYMM_MEM_DISABLE_MULTICAST", "1"],
-                  ["NVSHMEM_DISABLE_NVLS", "1"]]
+    _env_vars += [[k, v] for k, v in LOCAL_GPU_ENV.items()]
 else:
     _part = "cpu"
 

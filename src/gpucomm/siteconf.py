@@ -66,6 +66,11 @@ def python():
     return os.environ.get("GPUCOMM_PYTHON", "python3")
 
 
+#: environment of every run on a local GPU node: never let NCCL/PyTorch/NVSHMEM use NVLink
+#: multicast on a shared node
+LOCAL_GPU_ENV = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
+
+
 def local_mpirun_options(info):
     """mpirun options that make the local Open MPI GPU-aware, from probe.node_info(): [] unless
     the node has NVIDIA GPUs, cupy sees them, and UCX built with CUDA (libucx-cu13) sits next

@@ -84,7 +84,7 @@ def _sizes_arg(sizes):
 def make_pairs(ngpus=2, sizes=SIZES, iters=50, warmup=5, window=8):
     """The comparison pairs (README of bench/compare: what is compared with what).  ``iters``
     and ``warmup`` go to every tool; ``window`` is osu_bw's -W (messages in flight: the default
-    64 x 1 GiB would take seconds per iteration)."""
+    64 x 1 GiB would take seconds per iteration; host memory moves ~6 GB/s: one message)."""
     lat = [s for s in sizes if s < BIG]
     big = [s for s in sizes if s >= BIG]
     lo, hi = (min(big), max(big)) if big else (BIG, BIG)
@@ -93,8 +93,8 @@ def make_pairs(ngpus=2, sizes=SIZES, iters=50, warmup=5, window=8):
     nccl_range = ["-b", str(min(sizes)), "-e", str(max(sizes)), "-f", "2", "-g", "1"]
     osu_lat = lambda dev: {"binary": "osu_latency", "kind": "osu", "mpi": True,  # noqa: E731
                            "args": ["-m", f"{min(lat or [8])}:{max(lat or [8])}", "-c"] + osu_it + dev}
-    osu_bw = lambda dev: {"binary": "osu_bw", "kind": "osu", "mpi": True,  # noqa: E731
-                          "args": ["-m", f"{lo}:{hi}", "-W", str(window), "-c"] + osu_it + dev}
+    osu_bw = lambda dev, w: {"binary": "osu_bw", "kind": "osu", "mpi": True,  # noqa: E731
+                             "args": ["-m", f"{lo}:{hi}", "-W", str(w), "-c"] + osu_it + dev}
     dev = ["-d", "cuda", "D", "D"]
     return [
         Pair("ipc-copy", "pingpong", "ipc-copy", True,
@@ -114,11 +114,11 @@ def make_pairs(ngpus=2, sizes=SIZES, iters=50, warmup=5, window=8):
              + [Metric("bw", s, "busbw_GBps", "busbw_GBps", "all_reduce") for s in big],
              nranks=ngpus),
         Pair("gpu-aware-mpi", "pingpong", "gpu-aware-mpi", True,
-             {"osu_latency": osu_lat(dev), "osu_bw": osu_bw(dev)},
+             {"osu_latency": osu_lat(dev), "osu_bw": osu_bw(dev, window)},
              [Metric("lat", s, "latency", "latency", "osu_latency") for s in lat]
              + [Metric("bw", s, "goodput_GBps", "goodput_GBps", "osu_bw") for s in big]),
         Pair("host", "pingpong", "host", False,
-             {"osu_latency": osu_lat([]), "osu_bw": osu_bw([])},
+             {"osu_latency": osu_lat([]), "osu_bw": osu_bw([], 1)},
              [Metric("lat", s, "latency", "latency", "osu_latency") for s in lat]
              + [Metric("bw", s, "goodput_GBps", "goodput_GBps", "osu_bw") for s in big]),
     ]

@@ -17,23 +17,17 @@ from gpucomm.rfm import COLLECTIVE_PERF_POINTS, PERF_POINTS
 from gpucomm.sizes import parse_sizes
 
 
-@rfm.simple_test
-class OsuCheck(NativeCheck):
-    """osu_latency/osu_bw/osu_bibw on 2 ranks, osu_allreduce/osu_alltoall on every GPU, with
-    host buffers ('osu-host', beside our host method) or device buffers (-d cuda|rocm, beside
-    gpu-aware-mpi); '-c' asks OSU to validate the data where the build supports it."""
+class OsuBase(NativeCheck):
+    """What the OSU checks share: options, sizes, parsing."""
 
-    bench = parameter(["osu_latency", "osu_bw", "osu_bibw", "osu_allreduce", "osu_alltoall"])
-    buffers = parameter(["host", "device"])
     tool = "osu"
     sizes = ""  # '' : by benchmark, see identify()
-    #: OSU's own validation (-c, OSU >= 7); off for builds without it
-    validation = True
+    #: OSU's default cap on a collective's buffer (-M raises it)
+    OSU_MEM_LIMIT = 512 << 20
 
     def identify(self):
         self.benchmark = self.bench
         self.op = op_of(self.bench)
-        self.method = "host" if self.buffers == "host" else "gpu-aware-mpi"
         self.all_gpus = self.op in ("allreduce", "alltoall")
         if self.all_gpus:
             self.perf_points = COLLECTIVE_PERF_POINTS
@@ -44,14 +38,6 @@ class OsuCheck(NativeCheck):
         if not self.sizes:
             self.sizes = "1:4M" if host_bw else ("8:1G" if self.all_gpus else "1:1G")
 
-    def requirements(self):
-        if self.buffers == "host":
-            return ["*"], ["+mpi"]
-        return ["+gpu"], ["+gpu-aware-mpi"]
-
-    def method_label(self):
-        return "osu-host" if self.buffers == "host" else "osu"
-
     def tool_options(self):
         sizes = self.size_list
         opts = ["-m", f"{min(sizes)}:{max(sizes)}"]
@@ -59,16 +45,16 @@ class OsuCheck(NativeCheck):
             opts += ["-i", str(self.iters)]
         if self.warmup >= 0:
             opts += ["-x", str(self.warmup)]
-        if self.validation:
-            opts += ["-c"]
         if self.all_gpus:
             opts += ["-f"]
-        if self.op == "allreduce":
-            opts += ["-T", "mpi_float"]  # a float sum, like the payload's (MPI_CHAR sums overflow)
-        if self.buffers == "device":
-            accel = "rocm" if "amdgpu" in self.current_partition.features else "cuda"
-            opts += ["-d", accel] + ([] if self.all_gpus else ["D", "D"])
-        return opts
+            # all-to-all buffers hold a block per rank; OSU silently drops sizes above its cap
+            need = max(sizes) * (self.num_tasks if self.op == "alltoall" else 1)
+            if need > self.OSU_MEM_LIMIT:
+                opts += ["-M", str(need)]
+        return opts + self.buffer_options()
+
+    def buffer_options(self):
+        raise NotImplementedError
 
     def expected_sizes(self):
         lo, hi = min(self.size_list), max(self.size_list)
@@ -77,6 +63,63 @@ class OsuCheck(NativeCheck):
 
     def parse(self, text):
         return parse_osu(text, self.bench, nranks=self.num_tasks)
+
+
+@rfm.simple_test
+class OsuCheck(OsuBase):
+    """osu_latency/osu_bw/osu_bibw on 2 ranks, osu_allreduce/osu_alltoall on every GPU, with
+    host buffers ('osu-host', beside our host method) or device buffers (-d cuda|rocm, beside
+    gpu-aware-mpi); '-c' asks OSU to validate the data where the build supports it.  Device
+    collectives skip where the environment's MPI is GPU-aware for point-to-point only
+    (extras['gpu_aware_mpi_level'], as the payload checks)."""
+
+    bench = parameter(["osu_latency", "osu_bw", "osu_bibw", "osu_allreduce", "osu_alltoall"])
+    buffers = parameter(["host", "device"])
+    #: OSU's own validation (-c, OSU >= 7); off for builds without it
+    validation = True
+
+    def identify(self):
+        super().identify()
+        self.method = "host" if self.buffers == "host" else "gpu-aware-mpi"
+
+    def requirements(self):
+        if self.buffers == "host":
+            return ["*"], ["+mpi"]
+        return ["+gpu"], ["+gpu-aware-mpi"]
+
+    def method_label(self):
+        return "osu-host" if self.buffers == "host" else "osu"
+
+    def buffer_options(self):
+        opts = ["-c"] if self.validation else []
+        if self.op == "allreduce":
+            opts += ["-T", "mpi_float"]  # a float sum, like the payload's (MPI_CHAR sums overflow)
+        if self.buffers == "device":
+            accel = "rocm" if "amdgpu" in self.current_partition.features else "cuda"
+            opts += ["-d", accel] + ([] if self.all_gpus else ["D", "D"])
+        return opts
+
+
+@rfm.simple_test
+class OsuXcclCheck(OsuBase):
+    """OSU's NCCL/RCCL benchmarks (osu_xccl_*, an OSU build with --enable-ncclomb or
+    --enable-rcclomb), beside our ccl method ('osu-xccl').  They always use device buffers
+    (OSU forces the accelerator) and have no validation of their own (no -c, no -T: the
+    all-reduce sums floats)."""
+
+    bench = parameter(["osu_xccl_latency", "osu_xccl_bw", "osu_xccl_bibw", "osu_xccl_allreduce",
+                       "osu_xccl_alltoall"])
+    buffers = "device"
+    method = "ccl"
+
+    def requirements(self):
+        return ["+gpu"], ["+mpi +nccl", "+mpi +rccl"]
+
+    def method_label(self):
+        return "osu-xccl"
+
+    def buffer_options(self):
+        return []
 
 
 @rfm.simple_test

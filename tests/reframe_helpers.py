@@ -74,7 +74,7 @@ def job_script(case):
 
 #: checks of checks/native.py: they run the site's OSU/nccl-tests, have no method parameter and
 #: reproduce no figure of the paper (tests/test_native.py covers them)
-NATIVE_CHECKS = ("OsuCheck", "NcclTestsCheck")
+NATIVE_CHECKS = ("OsuCheck", "OsuXcclCheck", "NcclTestsCheck")
 HEALTH_CHECKS = ("HealthCheck",)
 NOT_NATIVE = ("-x", "|".join(NATIVE_CHECKS))
 

@@ -1,6 +1,7 @@
 """Parsers of the native tools on real captured output (nccl-tests 2.19.6 on the 2x H200 node,
 OSU 7.4 here and on that node), and the native checks' skip when a binary is absent."""
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -9,7 +10,7 @@ from gpucomm.errors import GpucommError
 from gpucomm.metrics import goodput_GBps
 from gpucomm.native import parse_nccl_tests, parse_nccl_tests_json, parse_osu
 from gpucomm.native.rfm import find_binary
-from reframe_helpers import clean_env, reframe, report_cases
+from reframe_helpers import REPO, clean_env, job_script, reframe, reframe_cmd, report_cases
 
 DATA = Path(__file__).parent / "data" / "native"
 
@@ -107,6 +108,23 @@ def test_osu7_captured(name, bench, op, first_size):
     assert parse_osu(broken, bench)[1][0]["validated"] is False
 
 
+def test_osu_xccl_formats():
+    """OSU's NCCL benchmarks: point-to-point without a title line, device buffers, no validation
+    column (validated stays None, which the checks accept: OSU has no -c for NCCL)."""
+    meta, recs = parse_osu(text("osu7_xccl_latency_format.txt"), "osu_xccl_latency")
+    assert meta["op"] == "pingpong" and meta["device_buffers"] and not meta["validation"]
+    assert meta["version"] is None and recs[3]["size"] == 8 and recs[3]["time_us"]["median"] == 9.5
+    assert all(r["validated"] is None for r in recs)
+    meta, recs = parse_osu(text("osu7_xccl_bw_format.txt"), "osu_xccl_bw")
+    assert meta["op"] == "bw" and recs[-1]["size"] == 1 << 30
+    assert recs[-1]["goodput_GBps"] == pytest.approx(378659.91e-3)
+    meta, recs = parse_osu(text("osu7_xccl_allreduce_format.txt"), "osu_xccl_allreduce", nranks=2)
+    assert meta["version"] == "7.4" and meta["title"] == "NCCL-CUDA Allreduce Latency"
+    big = recs[-1]
+    assert big["size"] == 1 << 30 and big["time_us"]["min"] < big["time_us"]["median"] < big["time_us"]["max"]
+    assert big["goodput_GBps"] == pytest.approx(goodput_GBps("allreduce", 1 << 30, big["time_us"]["median"] * 1e-6, 2))
+
+
 def test_osu_without_table():
     with pytest.raises(GpucommError):
         parse_osu("# OSU MPI Latency Test v7.4\nsegfault\n", "osu_latency")
@@ -132,3 +150,55 @@ def test_native_checks_skip_without_binaries(tmp_path):
     assert cases and all(c["result"] == "skip" for c in cases)
     skips = [ln for ln in run.stdout.splitlines() if "SKIP" in ln]
     assert len(skips) == len(cases) and all("not found: set GPUCOMM_OSU_DIR" in ln for ln in skips)
+
+
+#: a 2-GPU node whose MPI is GPU-aware for point-to-point only, like the local config on the
+#: reference node (the Open MPI wheel + UCX): no GPU here, the checks are only dry-run
+P2P_NODE_CONFIG = '''
+site_configuration = {
+    "systems": [{
+        "name": "gpunode", "descr": "2 GPUs, MPI GPU-aware point-to-point only", "hostnames": [".*"],
+        "modules_system": "nomod",
+        "partitions": [{"name": "h200x2", "scheduler": "local", "launcher": "mpirun",
+                        "environs": ["default"], "features": ["gpu", "nvgpu"],
+                        "devices": [{"type": "gpu", "num_devices": 2}], "extras": {"nodes": 1}}],
+    }],
+    "environments": [{"name": "default", "target_systems": ["gpunode"],
+                      "features": ["mpi", "cupy", "nccl", "gpu-aware-mpi"],
+                      "extras": {"gpu_aware_mpi_level": "p2p"}}],
+}
+'''
+OSU_DEVICE = ["osu_latency", "osu_bw", "osu_bibw", "osu_allreduce", "osu_alltoall"]
+OSU_XCCL = ["osu_xccl_latency", "osu_xccl_bw", "osu_xccl_bibw", "osu_xccl_allreduce", "osu_xccl_alltoall"]
+
+
+def test_osu_device_checks_on_a_p2p_only_node(tmp_path):
+    """OSU device-buffer collectives skip with the payload checks' reason where the MPI is
+    GPU-aware point-to-point only; the rest (and the xccl variants) get their options."""
+    bindir = tmp_path / "osu"
+    bindir.mkdir()
+    for name in OSU_DEVICE + OSU_XCCL:
+        (bindir / name).write_text("#!/bin/sh\nexit 1\n")
+        (bindir / name).chmod(0o755)
+    config = tmp_path / "gpunode.py"
+    config.write_text(P2P_NODE_CONFIG)
+    report = tmp_path / "report.json"
+    cmd = reframe_cmd("-c", "checks/native.py", "-n", "OsuCheck|OsuXcclCheck", "-t", "gpu-aware-mpi|ccl",
+                      "-S", "sizes=8:1G", "--dry-run", "--prefix", tmp_path, "--report-file", report)
+    cmd[cmd.index("-C") + 1] = str(config)
+    run = subprocess.run(cmd, cwd=REPO, env=clean_env(GPUCOMM_OSU_DIR=bindir), text=True,
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300)
+    assert run.returncode == 0, run.stdout[-3000:]
+    cases = {c["name"]: c for c in report_cases(report)}
+    assert len(cases) == 10
+    skipped = {n for n, c in cases.items() if c["result"] == "skip"}
+    assert skipped == {f"OsuCheck %bench={b} %buffers=device" for b in ("osu_allreduce", "osu_alltoall")}
+    for op in ("allreduce", "alltoall"):
+        assert (f"the MPI of environment default is GPU-aware for point-to-point only (level p2p): "
+                f"no {op} on device buffers") in run.stdout
+    script = {n.split("=")[1].split()[0]: job_script(c) for n, c in cases.items() if c["result"] != "skip"}
+    assert "osu_latency -m 8:1073741824 -c -d cuda D D" in script["osu_latency"]
+    # xccl: no validation option (OSU has none for NCCL), buffers above OSU's 512 MiB cap raised
+    assert "osu_xccl_latency -m 8:1073741824\n" in script["osu_xccl_latency"]
+    assert "osu_xccl_alltoall -m 8:1073741824 -f -M 2147483648\n" in script["osu_xccl_alltoall"]
+    assert "osu_xccl_allreduce -m 8:1073741824 -f -M 1073741824\n" in script["osu_xccl_allreduce"]

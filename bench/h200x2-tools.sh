@@ -9,7 +9,7 @@ py=$(command -v python3)
 ms() { date +%s%N | cut -b1-13; }
 t0=$(ms)
 ( bash ext/build-nccl-tests.sh > "$out/build.log" 2>&1; echo "nccl-tests build rc=$?" >> "$out/build.log"
-  CUDA_HOME=/usr/local/cuda NVCCFLAGS="-gencode=arch=compute_90,code=sm_90" bash ext/build-osu.sh /tmp/osu cuda+nccl >> "$out/build.log" 2>&1
+  NCCL_HOME=/tmp/ncclh CUDA_HOME=/usr/local/cuda NVCCFLAGS="-gencode=arch=compute_90,code=sm_90" bash ext/build-osu.sh /tmp/osu cuda+nccl >> "$out/build.log" 2>&1
   echo "OSU build rc=$?" >> "$out/build.log" ) &
 build=$!
 bench/h200x2-faults.sh "$out/faults" > /dev/null 2>&1
@@ -17,13 +17,13 @@ wait $build
 echo "builds and faults: $(( $(ms) - t0 )) ms" >> "$out/walltimes.txt"
 export GPUCOMM_OSU_DIR=/tmp/osu GPUCOMM_NCCL_TESTS_DIR=/tmp/nccl-tests-build
 t1=$(ms)
-timeout 200 $py bench/compare --out "$out/compare" --repeats 3 --only ipc-copy,ccl-pingpong,ccl-allreduce,gpu-aware-mpi \
+timeout 160 $py bench/compare --out "$out/compare" --repeats 3 --only ipc-copy,ccl-pingpong,ccl-allreduce,gpu-aware-mpi \
     --sizes 8,64M,256M,1G --iters 100 --warmup 10 --timeout 40 > "$out/compare.log" 2>&1
-timeout 60 $py bench/compare --out "$out/compare-host" --repeats 3 --only host --sizes 8,64M --iters 200 --warmup 20 \
+timeout 40 $py bench/compare --out "$out/compare-host" --repeats 3 --only host --sizes 8,64M --iters 200 --warmup 20 \
     --timeout 20 >> "$out/compare.log" 2>&1
 echo "compare: $(( $(ms) - t1 )) ms" >> "$out/walltimes.txt"
 t2=$(ms)
-timeout 200 $py "$(command -v reframe)" -C config/settings.py -c checks/native.py -r -S iters=20 -S warmup=2 \
+timeout 160 $py "$(command -v reframe)" -C config/settings.py -c checks/native.py -r -S iters=20 -S warmup=2 \
     --report-file "$out/report-native.json" 2>&1 | sed 's/\x1b\[[0-9;]*m//g' > "$out/reframe-native.log"
 echo "native checks: $(( $(ms) - t2 )) ms" >> "$out/walltimes.txt"
 mpiopts=$($py -c "from gpucomm.probe import node_info; from gpucomm.siteconf import local_mpirun_options as o; print(' '.join(o(node_info())))")

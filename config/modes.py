@@ -14,7 +14,7 @@ _COMMON = ["--tag=gpucomm", "--exec-policy=async"]
 
 site_configuration = {
     "modes": [
-        {"name": "health", "options": _COMMON + ["--tag=health"]},
+        {"name": "health", "options": _COMMON + ["--tag=health", "--setvar=PairMatrixCheck.budget=0.25"]},
         {"name": "acceptance", "options": _COMMON + ["--exclude-tag=health"]},
         {"name": "paper", "options": _COMMON + ["--exclude-tag=health", "--setvar=iters=100",
                                                 "--setvar=max_nodes=512"]},

@@ -76,29 +76,26 @@ def test_ccl_pingpong_against_nccl_tests(tmp_path):
     pair = compare.select(compare.make_pairs(sizes=sizes), "ccl-pingpong")
     runs = iter([_payload_json([(8, 9.0), (128 << 20, 400.0), (512 << 20, 1480.0)]),
                  _payload_json([(8, 11.0), (128 << 20, 420.0), (512 << 20, 1500.0)])])
-    outputs = {"--graph on": (2, "gpucomm: error: unrecognized arguments: --graph on"),
-               "--graph off": (0, _payload_json([(8, 12.0), (128 << 20, 400.0), (512 << 20, 1480.0)])),
-               "gpucomm pingpong": None,
+    outputs = {"--graph off": (2, "gpucomm: error: unrecognized arguments: --graph off"),
+               "--graph on": None,
                "sendrecv_perf": (0, (DATA / "native" / "nccl-tests_sendrecv_g2_2.txt").read_text())}
     calls = []
 
     def runner(argv, path):
-        if "gpucomm" in argv and "--graph" not in argv:
-            outputs["gpucomm pingpong"] = (0, next(runs))
+        if "gpucomm" in argv and "on" in argv:
+            outputs["--graph on"] = (0, next(runs))
         return replay(outputs, calls)(argv, path)
 
     rows, not_run = compare.run_pairs(pair, setup, str(tmp_path), 2, runner, sizes=sizes, log=lambda *_: None)
-    assert not_run == [("ccl-pingpong/graph-on",
-                        "failed: exit 2: gpucomm: error: unrecognized arguments: --graph on")]
-    assert sum("--graph" in c and "on" in c for c in calls) == 1  # not retried after failing
+    assert not_run == [("ccl-pingpong/graph-off",
+                        "failed: exit 2: gpucomm: error: unrecognized arguments: --graph off")]
+    assert sum("--graph" in c and "off" in c for c in calls) == 1  # not retried after failing
     assert all("-g" in c and c[c.index("-g") + 1] == "1" for c in calls if c[3].endswith("sendrecv_perf"))
     by = {(r["variant"], r["size"]): r for r in rows}
-    assert set(v for v, _ in by) == {"default", "graph-off"}
-    lat = by["default", 8]
-    assert lat["payload"] == 10.0 and lat["criterion"] == "<= sendrecv_perf"
-    assert lat["result"] == ("PASS" if lat["native"] >= 10.0 else "FAIL")
-    assert by["graph-off", 8]["criterion"] == "" and by["graph-off", 8]["result"] == ""
-    big = by["default", 512 << 20]
+    assert set(v for v, _ in by) == {"graph-on"}
+    lat = by["graph-on", 8]
+    assert lat["payload"] == 10.0 and lat["criterion"] == "<= 7 us" and lat["result"] == "FAIL"
+    big = by["graph-on", 512 << 20]
     assert big["payload"] == pytest.approx(((512 << 20) / 1480.0 + (512 << 20) / 1500.0) / 2e3)  # median of 2 runs
     assert big["criterion"] == "ratio >= 0.97"
     assert big["result"] == ("PASS" if big["ratio"] >= 0.97 else "FAIL")

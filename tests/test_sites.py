@@ -21,7 +21,8 @@ from gpucomm.metrics import busbw_GBps, goodput_GBps
 from gpucomm.references import FIGURES, METHOD_OF
 from gpucomm.rfm import GpucommCheck
 from gpucomm.siteconf import slurm_access
-from reframe_helpers import INTERNODE_CHECKS, NATIVE_CHECKS, PAIR_MATRIX_CHECKS, REPO, SHARED_CSV, check_classes, clean_env
+from reframe_helpers import (HEALTH_CHECKS, INTERNODE_CHECKS, NATIVE_CHECKS, PAIR_MATRIX_CHECKS, REPO, SHARED_CSV,
+                             check_classes, clean_env)
 from reframe_helpers import dry_runs as dry_run_all
 from reframe_helpers import job_script, reframe, report_cases, watchdog_s
 
@@ -92,7 +93,8 @@ def dry_runs(tmp_path_factory):
     """{system: [test case dicts]} of one dry-run per system, run concurrently."""
     runs = {}
     for system in SITES:
-        runs[system] = ["--system", system, "-c", "checks/", "-x", "|".join(INTERNODE_CHECKS + NATIVE_CHECKS + PAIR_MATRIX_CHECKS)]
+        skip = INTERNODE_CHECKS + NATIVE_CHECKS + PAIR_MATRIX_CHECKS + HEALTH_CHECKS
+        runs[system] = ["--system", system, "-c", "checks/", "-x", "|".join(skip)]
         if HAS_NUM_NODES:
             runs[system] += ["-P", "num_nodes=" + ",".join(map(str, NODES))]
     return dry_run_all(runs, tmp_path_factory, clean_env(SBATCH_ACCOUNT=ACCOUNT))
@@ -103,8 +105,9 @@ def check_name(case):
 
 
 def site_checks():
-    """The checks this module dry-runs: all but the inter-node ones and the pair matrix."""
-    return [c for c in check_classes() if c not in INTERNODE_CHECKS + PAIR_MATRIX_CHECKS]
+    """The checks this module dry-runs: all but the inter-node ones, the pair matrix and the
+    health sweeps (test_health_mode_one_launch_per_operation)."""
+    return [c for c in check_classes() if c not in INTERNODE_CHECKS + PAIR_MATRIX_CHECKS + HEALTH_CHECKS]
 
 
 def nodes_of(case):

@@ -75,4 +75,7 @@ site_configuration = {
         "extras": {"python": _info["python"], "launcher_options": _launcher_opts,
                    "gpu_aware_mpi_level": "p2p" if "gpu-aware-mpi" in _env_features else "none"},
     }],
+    # a local job is a process: poll it often, so that a check of a few seconds is seen to end
+    # within a fraction of a second (ReFrame's default rate decays to one poll per 10 s)
+    "general": [{"target_systems": ["local"], "poll_rate_min": 5}],
 }

@@ -462,8 +462,11 @@ def _test_request(var):
     (with GPUCOMM_TEST_HANG_EXIT set: exit at once, a killed rank).  The pair matrix has one
     more, GPUCOMM_TEST_SLOW_PAIR=I:J:SECONDS (ops/pairmatrix.py): rank I sleeps SECONDS in
     every timed iteration it shares with rank J (ping-pong I->J, not J->I; the bidirectional
-    exchange and concurrent rounds of I and J), a degraded link.  A malformed value is an
-    error, never ignored; an active hook is named in the output's header and JSON meta."""
+    exchange and concurrent rounds of I and J), a degraded link.  ipc-copy has
+    GPUCOMM_TEST_IPC_REFUSED=RANK (methods/ipc_copy.py): opening the peers' IPC handles fails
+    on that rank as the driver's refusal would.  A malformed value is an error, never ignored;
+    the slow pair is named in the output's header and JSON meta, the others in the error they
+    cause."""
     spec = os.environ.get(var, "")
     if not spec:
         return None

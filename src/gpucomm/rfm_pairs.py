@@ -93,6 +93,11 @@ class PairMatrixBase(GpucommCheck):
     def skip_reason(self):
         if self.num_nodes != 1:
             return f"{self.op} is the pairs of one node, not {self.num_nodes} nodes"
+        if self.method == "host" and self.gpus_per_node() > 0:
+            # host buffers between CPU processes say nothing of a GPU node's pairs (and cost
+            # 12 s of the health mode's minute on the reference node): the GPU methods run
+            return (f"{self.op} of host buffers is for nodes without GPUs; "
+                    f"{self.current_partition.fullname} has GPUs: the GPU methods test its pairs")
         return super().skip_reason()
 
     @run_after("setup")

@@ -18,7 +18,7 @@ import os
 
 import numpy as np
 
-from ..errors import CapabilityError
+from ..errors import CapabilityError, GpucommError
 from .base import Method
 
 
@@ -41,20 +41,31 @@ class IpcCopyMethod(Method):
         if error is None and away:
             error = (f"rank {away[0]} runs on another node: IPC copies move data between the "
                      "GPUs of one node only")
+        # test hook (engine._test_request): GPUCOMM_TEST_IPC_REFUSED=RANK makes the driver's
+        # refusal happen on that rank, through the same path as a real one
+        hook = os.environ.get("GPUCOMM_TEST_IPC_REFUSED", "")
+        if hook and not hook.isdigit():
+            raise GpucommError(f"bad GPUCOMM_TEST_IPC_REFUSED={hook!r}: expected a rank")
+        refused = hook == str(self.ctx.rank)
         if error is None:
             for peer in peers:
                 try:
+                    if refused:
+                        raise RuntimeError("cudaErrorInvalidDevice: invalid device ordinal "
+                                           "(GPUCOMM_TEST_IPC_REFUSED)")
                     for table, handle in zip((self.peer_send, self.peer_recv), handles[peer]):
                         table[peer] = rt.ipcOpenMemHandle(handle, rt.cudaIpcMemLazyEnablePeerAccess)
                         self._opened.append(table[peer])
                 except Exception as exc:
-                    error = (f"cannot open the IPC handle of rank {peer} (GPU not visible to this "
-                             f"rank, or no peer access): {exc}")
+                    error = (f"rank {self.ctx.rank}: CUDA/HIP IPC unavailable: cannot open the IPC "
+                             f"handle of rank {peer} (GPU not visible to this rank, or no peer "
+                             f"access): {exc}")
                     break
         errors = [e for e in self.comm.allgather(error) if e]
         if errors:
             self.close()
-            raise CapabilityError(f"CUDA/HIP IPC unavailable: {errors[0]}")
+            msg = errors[0]
+            raise CapabilityError(msg if msg.startswith("rank ") else f"CUDA/HIP IPC unavailable: {msg}")
         self.peer_send[self.ctx.rank] = sendbuf.data.ptr
         self.peer_recv[self.ctx.rank] = recvbuf.data.ptr
         self.streams = None

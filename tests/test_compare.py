@@ -133,7 +133,7 @@ def test_harness_dry_run_on_a_cpu_machine(tmp_path):
     payload, lat, bw = lines[-3:]
     assert "-m gpucomm pingpong --method host --sizes 8,67108864,268435456,1073741824" in payload
     assert lat.endswith(f"{tmp_path}/osu/osu_latency -m 8:8 -c -i 50 -x 5")
-    assert bw.endswith("osu_bw -m 67108864:1073741824 -W 1 -c -i 50 -x 5")
+    assert bw.endswith("osu_bw -m 67108864:1073741824 -W 1 -i 50 -x 5")
     assert not (tmp_path / "raw").exists()  # nothing ran
     env["GPUCOMM_OSU_DIR"] = str(tmp_path / "none")
     env["PATH"] = os.path.dirname(sys.executable) + ":/usr/bin:/bin"

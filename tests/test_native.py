@@ -59,6 +59,21 @@ def test_nccl_tests_json_matches_its_text():
         assert a["busbw_GBps"] == pytest.approx(b["busbw_GBps"], abs=0.01)
 
 
+@pytest.mark.parametrize("test,op", [("sendrecv", "sendrecv"), ("all_reduce", "allreduce")])
+def test_nccl_tests_mpi_mode_json_from_the_node(test, op):
+    """-J output of the MPI=1 build, one rank per GPU under the local config's mpirun (pml ucx),
+    captured on the 2x H200 node (bench/results/2026-11-30-nvidia-h200-x2/9-tools/json)."""
+    meta_j, recs_j = parse_nccl_tests_json(text(f"nccl-tests_{test}_mpi_J.json"))
+    meta_t, recs_t = parse_nccl_tests(text(f"nccl-tests_{test}_mpi_J.txt"))
+    assert meta_j["op"] == meta_t["op"] == op and meta_j["nranks"] == meta_t["nranks"] == 2
+    assert meta_j["out_of_bounds_ok"] is True and all(r["validated"] for r in recs_j + recs_t)
+    assert [r["size"] for r in recs_j] == [r["size"] for r in recs_t] == [8 * 4 ** i for i in range(14)]
+    for a, b in zip(recs_j, recs_t):
+        assert a["time_us"]["mean"] == pytest.approx(b["time_us"]["mean"], abs=0.01)
+        assert a["busbw_GBps"] == pytest.approx(b["busbw_GBps"], abs=0.01)
+    assert recs_j[-1]["busbw_GBps"] > 300  # NVLink, not a fallback path
+
+
 def test_nccl_tests_wrong_values_and_oob_failure():
     bad = text("nccl-tests_all_reduce_g2.txt").replace(
         "6384.25  336.37  336.37       0", "6384.25  336.37  336.37       7").replace(

@@ -23,14 +23,16 @@ def mpirun():
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                PYTHONUNBUFFERED="1")
     env.pop("GPUCOMM_TEST_CORRUPT", None)
+    base_env = env
 
     def run(n, *args, extra_env=None, timeout=240):
         cmd = [exe, "-np", str(n), "--oversubscribe", sys.executable, "-m", "gpucomm", *map(str, args)]
         return subprocess.run(cmd, env=dict(env, **(extra_env or {})), capture_output=True, text=True,
                               timeout=timeout)
 
-    def script(n, path, *args, timeout=120):  # python PATH ARGS on N ranks
+    def script(n, path, *args, env=None, timeout=120):  # python PATH ARGS on N ranks
         cmd = [exe, "-np", str(n), "--oversubscribe", sys.executable, str(path), *map(str, args)]
-        return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+        return subprocess.run(cmd, env=dict(base_env, **(env or {})), capture_output=True, text=True,
+                              timeout=timeout)
     run.script = script
     return run

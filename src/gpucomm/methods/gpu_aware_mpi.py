@@ -21,8 +21,8 @@ class GpuAwareMpiMethod(HostMethod):
             level = ("none", "p2p", "full")[ctx.comm.allreduce(_RANK[level], op=ctx.MPI.MIN)]
             need = NEEDED.get(ctx.op_name, "full")
             if _RANK[level] < _RANK[need]:
-                what = "for collectives on device buffers" if need == "full" else ""
-                raise CapabilityError(f"MPI is not GPU-aware {what}(level {level}): {why}")
+                what = " for collectives on device buffers" if need == "full" else ""
+                raise CapabilityError(f"MPI is not GPU-aware{what} (level {level}): {why}")
             self.why = f"{level} ({why})"
 
     def prepare(self, nbytes):

@@ -18,7 +18,7 @@ from reframe.core.builtins import run_after, run_before, sanity_function, variab
 from reframe.core.exceptions import SanityError
 
 from . import METHODS
-from .rfm import METHOD_REQUIREMENTS, GpucommCheck, payload_error, read_all_records
+from .rfm import METHOD_REQUIREMENTS, GpucommCheck, finished_run, read_all_records
 from .sizes import size_label
 
 #: the sweep's points: latency at 8 B, goodput at 1 MiB and 64 MiB
@@ -38,16 +38,7 @@ def features_match(specs, features):
 @sn.deferrable
 def sweep_ok(stdout, stderr, methods, sizes):
     """True if every method ran and validated every size; else a SanityError naming what not."""
-    try:
-        with open(stdout) as fp:
-            recs, summary = read_all_records(fp.read())
-    except OSError as exc:
-        raise SanityError(f"no payload output: {exc}")
-    if summary is None:
-        reason = payload_error(stderr) or "no GPUCOMM-DONE line (the payload crashed or was killed)"
-        raise SanityError(f"payload did not finish: {reason}")
-    if not summary.get("ok"):
-        raise SanityError(f"payload failed: {summary.get('error') or payload_error(stderr)}")
+    recs, summary = finished_run(stdout, stderr, read_all_records)
     status = summary.get("methods") or {summary.get("method"): "ok"}
     bad = [f"{m}: {status.get(m, 'did not run')}" for m in methods if status.get(m) != "ok"]
     if bad:

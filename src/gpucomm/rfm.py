@@ -81,12 +81,12 @@ def payload_error(stderr_path):
     return lines[0].split("gpucomm: error:", 1)[1].strip() if lines else ""
 
 
-@sn.deferrable
-def payload_ok(stdout, stderr, sizes):
-    """True if the payload finished and validated every size; else a SanityError with its reason."""
+def finished_run(stdout, stderr, reader):
+    """(records, summary) of a payload run that finished without an error, read by ``reader``
+    (read_records, read_all_records); else a SanityError with the payload's reason."""
     try:
         with open(stdout) as fp:
-            records, summary = read_records(fp.read())
+            records, summary = reader(fp.read())
     except OSError as exc:
         raise SanityError(f"no payload output: {exc}")
     if summary is None:
@@ -94,6 +94,13 @@ def payload_ok(stdout, stderr, sizes):
         raise SanityError(f"payload did not finish: {reason}")
     if not summary.get("ok"):
         raise SanityError(f"payload failed: {summary.get('error') or payload_error(stderr)}")
+    return records, summary
+
+
+@sn.deferrable
+def payload_ok(stdout, stderr, sizes):
+    """True if the payload finished and validated every size; else a SanityError with its reason."""
+    records, _ = finished_run(stdout, stderr, read_records)
     missing = [s for s in sizes if s not in records or not records[s].get("validated")]
     if missing:
         raise SanityError(f"sizes not validated: {', '.join(size_label(s) for s in missing)}")

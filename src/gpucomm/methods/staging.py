@@ -1,19 +1,17 @@
 """``staging``: device -> pinned host copy, MPI on host buffers, host -> device copy
 (the paper's "Trivial Staging")."""
 
-from .base import TAG_DATA, Method
-from .host import MpiBuffers, PersistentP2P, mpi_exchange, persistent_wanted
+from .base import Method
+from .host import HostMpi
 
 
-class StagingMethod(Method):
+class StagingMethod(HostMpi, Method):
     name = "staging"
     backends = ("cupy", "numpy")
 
     def __init__(self, ctx):
         super().__init__(ctx)
-        self.persistent = persistent_wanted()
-        self.request_style = "persistent" if self.persistent else "plain"
-        self.p2p = None
+        self.init_mpi()
 
     def setup(self, sendbuf, recvbuf):
         super().setup(sendbuf, recvbuf)
@@ -22,14 +20,7 @@ class StagingMethod(Method):
 
     def prepare(self, nbytes):
         self.be.synchronize()
-        self.mb = MpiBuffers(self.ctx.MPI, self.host_send, self.host_recv, nbytes)
-        self.close()
-        self.p2p = PersistentP2P(self.comm, self.mb) if self.persistent else None
-
-    def close(self):
-        if self.p2p is not None:
-            self.p2p.free()
-            self.p2p = None
+        self.bind(self.host_send, self.host_recv, nbytes)
 
     def _copy(self, dst, src, nbytes, kind):
         be = self.be
@@ -44,31 +35,15 @@ class StagingMethod(Method):
 
     def send(self, nbytes, peer):
         self._copy(self.host_send, self.sendbuf, nbytes, "d2h")
-        if self.p2p is not None:
-            try:
-                req = self.p2p.sends[peer]
-            except KeyError:
-                req = self.p2p.add(peer, "send")
-            req.Start()
-            req.Wait()
-        else:
-            self.comm.Send(self.mb.s, dest=peer, tag=TAG_DATA)
+        self.mpi_send(nbytes, peer)
 
     def recv(self, nbytes, peer):
-        if self.p2p is not None:
-            try:
-                req = self.p2p.recvs[peer]
-            except KeyError:
-                req = self.p2p.add(peer, "recv")
-            req.Start()
-            req.Wait()
-        else:
-            self.comm.Recv(self.mb.r, source=peer, tag=TAG_DATA)
+        self.mpi_recv(nbytes, peer)
         self._copy(self.recvbuf, self.host_recv, nbytes, "h2d")
 
     def exchange(self, nbytes, peer):
         self._copy(self.host_send, self.sendbuf, nbytes, "d2h")
-        mpi_exchange(self, peer)
+        self.mpi_exchange(nbytes, peer)
         self._copy(self.recvbuf, self.host_recv, nbytes, "h2d")
 
     def allreduce(self, count):

@@ -1,12 +1,33 @@
 """The engine with host memory standing in for device buffers (a backend that says it is a
-device), so that the GPU-aware-MPI gate can be exercised without a GPU (tests/test_injection.py).
-Usage: mpirun -np 2 python device_standin.py OP [SIZES]; the level comes from GPUCOMM_GPU_AWARE_MPI.
+device), so that device-only paths run without a GPU: the GPU-aware-MPI gate
+(tests/test_injection.py; the level comes from GPUCOMM_GPU_AWARE_MPI) and the engine's graph
+path (a "graph" that replays the captured steps; tests/test_payload.py).
+Usage: mpirun -np 2 python device_standin.py OP [SIZES] [graph]
 Exit status and error line as the payload's (cli.main)."""
 
 import sys
 
-from gpucomm import cli, engine
+from gpucomm import cli, engine, methods
 from gpucomm.backend import NumpyBackend
+from gpucomm.methods.host import HostMethod
+
+
+class ReplayGraph:
+    """What capture() returns here: launching it runs the captured steps again."""
+
+    def __init__(self, steps):
+        self.steps, self.launches = steps, 0
+
+    def launch(self, stream=None):
+        self.launches += 1
+        self.steps()
+
+
+class GraphedHost(HostMethod):
+    """Host MPI, declared graph-capable: the engine's graph path over the stand-in backend."""
+    name = "graphed-host"
+    backends = ("cupy",)
+    graph_capable = True
 
 
 class StandInDevice(NumpyBackend):
@@ -16,6 +37,11 @@ class StandInDevice(NumpyBackend):
 
     def __init__(self, device=None):
         self.device = device
+
+    stream = None
+
+    def capture(self, steps):
+        return ReplayGraph(steps)
 
     def pci_bus_id(self):
         return f"standin:{self.device}"
@@ -27,7 +53,11 @@ class StandInDevice(NumpyBackend):
 
 if __name__ == "__main__":
     engine.make_backend = lambda name, device: StandInDevice(device)
+    methods.REGISTRY["graphed-host"] = GraphedHost
     op = sys.argv[1]
     sizes = sys.argv[2] if len(sys.argv) > 2 else "8,4K"
-    sys.exit(cli.main([op, "--method", "gpu-aware-mpi", "--backend", "cupy", "--sizes", sizes,
-                       "--iters", "10", "--max-bandwidth", "0"]))
+    graph = sys.argv[3:] == ["graph"]
+    if graph:
+        cli.METHODS = tuple(cli.METHODS) + ("graphed-host",)
+    sys.exit(cli.main([op, "--method", "graphed-host" if graph else "gpu-aware-mpi", "--backend", "cupy",
+                       "--sizes", sizes, "--iters", "40", "--max-bandwidth", "0"]))

@@ -268,3 +268,15 @@ def test_killed_rank_ends_the_run(mpirun, tmp_path):
     run = mpirun(2, "pingpong", "--method", "host", "--sizes", "8,4K", "--iters", "5", "--timeout", "30",
                  extra_env={"GPUCOMM_TEST_HANG": "1:4096", "GPUCOMM_TEST_HANG_EXIT": "1"}, timeout=120)
     assert run.returncode != 0 and time.monotonic() - t0 < 25
+
+
+def test_graph_path_with_a_replaying_stand_in(mpirun):
+    """The engine's graph path without a GPU (tests/device_standin.py: host memory as device
+    memory, a 'graph' that replays the captured steps): captured after the warm-up, launched
+    once per sample, every record says a graph was used, every size validated."""
+    run = mpirun.script(2, Path(__file__).with_name("device_standin.py"), "pingpong", "8,4K", "graph")
+    assert run.returncode == 0, run.stderr
+    records, summary = records_of(run.stdout)
+    assert summary["ok"] and sorted(records) == [8, 4096]
+    assert all(r["graph"] is True and r["batch"] == 4 and r["validated"] for r in records.values())
+    assert "loop=CUDA/HIP graph" in run.stdout

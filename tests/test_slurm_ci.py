@@ -53,7 +53,8 @@ def test_host_checks_pass_through_sbatch(slurm, tmp_path):
     assert run.returncode == 0, run.stdout[-4000:]
     cases = report_cases(report)
     assert {c["name"].split()[0] for c in cases} == {"PingPongCheck", "AllReduceCheck",
-                                                     "AllToAllCheck", "MultiPingPongCheck"}
+                                                     "AllToAllCheck", "MultiPingPongCheck",
+                                                     "PairMatrixCheck"}
     for case in cases:
         name = case["display_name"]
         assert case["result"] == "pass", f"{name}: {case['fail_reason']}"

@@ -139,7 +139,9 @@ def test_corruption_fails_the_check_in_sanity(tmp_path):
 
 
 @pytest.mark.parametrize("opt,words", [("sizes=8:x", "-S sizes=8:x"), ("iters=-2", "-S iters=-2"),
-                                       ("warmup=-5", "-S warmup=-5"), ("perf_sizes=1Q", "-S perf_sizes=1Q")])
+                                       ("warmup=-5", "-S warmup=-5"), ("perf_sizes=1Q", "-S perf_sizes=1Q"),
+                                       ("graph=maybe", "-S graph=maybe"), ("budget=-1", "-S budget=-1.0"),
+                                       ("batch=-3", "-S batch=-3")])
 def test_bad_variable_is_a_setup_failure_with_the_reason(tmp_path, opt, words):
     run, (case,) = run_check(tmp_path, "-S", opt)
     assert run.returncode != 0

@@ -251,9 +251,12 @@ class GpucommCheck(rfm.RunOnlyRegressionTest):
             parse_sizes(self.sizes)
         except GpucommError as exc:
             raise ReframeError(f"-S sizes={self.sizes}: {exc}") from None
-        for name, low in (("iters", 0), ("warmup", -1), ("ranks_per_node", 0), ("num_nodes", 1)):
-            if getattr(self, name) < low:
+        for name, low in (("iters", 0), ("warmup", -1), ("batch", 0), ("budget", 0.0),
+                          ("ranks_per_node", 0), ("num_nodes", 1)):
+            if not getattr(self, name) >= low:  # NaN fails too
                 raise ReframeError(f"-S {name}={getattr(self, name)}: must be >= {low}")
+        if self.graph not in ("auto", "on", "off"):
+            raise ReframeError(f"-S graph={self.graph}: choose auto, on or off")
 
     @run_after("setup")
     def set_tasks(self):

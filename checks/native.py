@@ -24,6 +24,10 @@ class OsuBase(NativeCheck):
     sizes = ""  # '' : by benchmark, see identify()
     #: OSU's default cap on a collective's buffer (-M raises it)
     OSU_MEM_LIMIT = 512 << 20
+    #: osu_latency's iterations unless -S iters says otherwise: OSU's own default is 1000 for
+    #: every size above 8 KiB, each validated on the CPU with -c (minutes at 64 MiB); -i sets
+    #: small and large sizes alike
+    LATENCY_ITERS = 200
 
     def identify(self):
         self.benchmark = self.bench
@@ -33,20 +37,22 @@ class OsuBase(NativeCheck):
             self.perf_points = COLLECTIVE_PERF_POINTS
         elif self.op in ("bw", "bibw"):  # bandwidth tests: no latency of their own
             self.perf_points = {k: v for k, v in PERF_POINTS.items() if not k.startswith("latency")}
-        # host-memory bandwidth tests move window x size per iteration: keep them bounded; and
-        # OSU's -c fills and checks the whole buffer on the CPU in every iteration (up to 1 GiB
-        # at every size: the 23 native checks did not finish in 160 s on the reference node),
-        # so the default sweep stops at 64 MiB (-S sizes=1:1G for the rest; bench/compare
-        # times OSU's large sizes without -c)
-        host_bw = getattr(self, "buffers", "") == "host" and self.op in ("bw", "bibw")
+        # OSU's -c fills and checks the whole buffer on the CPU, byte by byte, in every
+        # iteration: osu_latency 8 B..64 MiB with 200 iterations took 9 minutes on a 2-core VM,
+        # and the 23 native checks up to 1 GiB did not finish in 160 s on the reference node.
+        # A validated default sweep stops at 4 MiB (latency_8B, goodput_1MiB; -S sizes=1:1G for
+        # more; bench/compare times OSU's large sizes without -c); the NCCL benchmarks, which
+        # have no validation, go to 1 GiB
         if not self.sizes:
-            self.sizes = "1:4M" if host_bw else ("8:64M" if self.all_gpus else "1:64M")
+            top = "4M" if getattr(self, "validation", False) else "1G"
+            self.sizes = f"8:{top}" if self.all_gpus else f"1:{top}"
 
     def tool_options(self):
         sizes = self.size_list
         opts = ["-m", f"{min(sizes)}:{max(sizes)}"]
-        if self.iters > 0:
-            opts += ["-i", str(self.iters)]
+        iters = self.iters or (self.LATENCY_ITERS if self.op == "pingpong" else 0)
+        if iters > 0:
+            opts += ["-i", str(iters)]
         if self.warmup >= 0:
             opts += ["-x", str(self.warmup)]
         if self.all_gpus:

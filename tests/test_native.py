@@ -212,8 +212,8 @@ def test_osu_device_checks_on_a_p2p_only_node(tmp_path):
         assert (f"the MPI of environment default is GPU-aware for point-to-point only (level p2p): "
                 f"no {op} on device buffers") in run.stdout
     script = {n.split("=")[1].split()[0]: job_script(c) for n, c in cases.items() if c["result"] != "skip"}
-    assert "osu_latency -m 8:1073741824 -c -d cuda D D" in script["osu_latency"]
+    assert "osu_latency -m 8:1073741824 -i 200 -c -d cuda D D" in script["osu_latency"]
     # xccl: no validation option (OSU has none for NCCL), buffers above OSU's 512 MiB cap raised
-    assert "osu_xccl_latency -m 8:1073741824\n" in script["osu_xccl_latency"]
+    assert "osu_xccl_latency -m 8:1073741824 -i 200\n" in script["osu_xccl_latency"]
     assert "osu_xccl_alltoall -m 8:1073741824 -f -M 2147483648\n" in script["osu_xccl_alltoall"]
     assert "osu_xccl_allreduce -m 8:1073741824 -f -M 1073741824\n" in script["osu_xccl_allreduce"]

@@ -12,7 +12,6 @@ table says per variable (worst run vs bound).
 """
 
 import argparse
-import json
 import statistics
 import sys
 from collections import defaultdict
@@ -23,21 +22,16 @@ LAT_SLACK_US = 0.3     # ... plus this
 
 
 def collect(paths):
-    """{(check, partition, variable): [values]} and {same: unit} over every report."""
+    """{(check, system:partition, variable): [values]} and {same: unit} over every report, read
+    by the report command's reader (gpucomm.report.inputs)."""
+    from gpucomm.report.inputs import load
+    perf = load(paths).frames()[2]
+    perf = perf[perf["result"].isin(["pass", "fail"])]
     values, units = defaultdict(list), {}
-    for path in paths:
-        with open(path) as fp:
-            report = json.load(fp)
-        for run in report["runs"]:
-            for tc in run["testcases"]:
-                if tc.get("result") not in ("pass", "fail"):
-                    continue
-                check = tc["display_name"].split(" /")[0]
-                for key, v in (tc.get("perfvalues") or {}).items():
-                    sysname, part, var = key.split(":", 2)
-                    k = (check, f"{sysname}:{part}", var)
-                    values[k].append(v[0])
-                    units[k] = v[4]
+    for row in perf.itertuples():
+        k = (row.test, f"{row.system}:{row.partition}", row.var)
+        values[k].append(row.value)
+        units[k] = row.unit
     return values, units
 
 

@@ -37,9 +37,9 @@ class OsuBase(NativeCheck):
             self.perf_points = COLLECTIVE_PERF_POINTS
         elif self.op in ("bw", "bibw"):  # bandwidth tests: no latency of their own
             self.perf_points = {k: v for k, v in PERF_POINTS.items() if not k.startswith("latency")}
-        # OSU's -c fills and checks the whole buffer on the CPU, byte by byte, in every
-        # iteration: osu_latency 8 B..64 MiB with 200 iterations took 9 minutes on a 2-core VM,
-        # and the 23 native checks up to 1 GiB did not finish in 160 s on the reference node.
+        # OSU's -c fills and checks the whole buffer on the CPU in every
+        # iteration: the 23 native checks up to 1 GiB did not finish in 160 s on the reference
+        # node (bench/results/2026-11-30-nvidia-h200-x2/9-tools).
         # A validated default sweep stops at 4 MiB (latency_8B, goodput_1MiB; -S sizes=1:1G for
         # more; bench/compare times OSU's large sizes without -c); the NCCL benchmarks, which
         # have no validation, go to 1 GiB

@@ -4,9 +4,10 @@
 Bounds:
 * inside the timed region, 0.5 us per iteration (median of the samples): that is the margin
   issue #8 allows host MPI over OSU's C loop at 8 B, so the engine alone must not eat it; this
-  2-CPU VM measures about 0.22 us (three Python calls per iteration, batch of 20);
+  2-CPU VM measures 0.21-0.23 us (three Python calls per iteration, batch of 20;
+  bench/results/2026-11-30-cpu-2core/engine-overhead.txt);
 * wall time per iteration, everything included (barrier per sample, timer, statistics,
-  output), 3 us amortised over 200000 iterations: about 0.65 us here; what keeps a sweep of
+  output), 3 us amortised over 200000 iterations: 0.38-0.49 us here; what keeps a sweep of
   thousands of small iterations within the health mode's minute.
 """
 

@@ -21,11 +21,11 @@ import sys
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
+from .engine import parse_output
 from .errors import GpucommError
 from .native import parse_nccl_tests, parse_osu
 from .sizes import size_label
 
-RESULT_TAG = "GPUCOMM-RESULT"  # the payload's per-size stdout lines (engine.RESULT_TAG)
 MiB = 1 << 20
 
 #: the comparison sizes: latency at 8 B, bandwidth from 64 MiB up
@@ -139,11 +139,7 @@ def parse_payload(text):
         return {r["size"]: r for r in json.loads(text)["results"]}
     except (ValueError, KeyError, TypeError):
         pass
-    recs = {}
-    for line in text.splitlines():
-        if line.startswith(RESULT_TAG + " "):
-            rec = json.loads(line[len(RESULT_TAG) + 1:])
-            recs[rec["size"]] = rec
+    recs = {r["size"]: r for r in parse_output(text)[0]}
     if not recs:
         raise GpucommError("no payload records (no --json results, no GPUCOMM-RESULT lines)")
     return recs

@@ -28,6 +28,18 @@ DONE_TAG = "GPUCOMM-DONE"
 GPU_METHODS = ("staging", "gpu-aware-mpi", "ipc-copy", "ccl")
 
 
+def parse_output(text):
+    """What a run printed, read back: its records (the ``GPUCOMM-RESULT {...}`` lines, in
+    order) and its summary (the ``GPUCOMM-DONE {...}`` line, None if it did not finish)."""
+    records, summary = [], None
+    for line in text.splitlines():
+        if line.startswith(RESULT_TAG + " "):
+            records.append(json.loads(line[len(RESULT_TAG) + 1:]))
+        elif line.startswith(DONE_TAG + " "):
+            summary = json.loads(line[len(DONE_TAG) + 1:])
+    return records, summary
+
+
 @dataclass
 class RunConfig:
     op: str

@@ -18,15 +18,11 @@ from reframe.core.builtins import run_after, run_before, sanity_function, variab
 from reframe.core.exceptions import SanityError
 
 from . import METHODS
-from .rfm import METHOD_REQUIREMENTS, GpucommCheck, finished_run, read_all_records
+from .rfm import METHOD_REQUIREMENTS, PERF_POINTS, GpucommCheck, finished_run, read_all_records
 from .sizes import size_label
 
 #: the sweep's points: latency at 8 B, goodput at 1 MiB and 64 MiB
-HEALTH_PERF_POINTS = {
-    "latency_8B": (8, "latency", "us"),
-    "goodput_1MiB": (1 << 20, "goodput_GBps", "GB/s"),
-    "goodput_64MiB": (64 << 20, "goodput_GBps", "GB/s"),
-}
+HEALTH_PERF_POINTS = {k: PERF_POINTS[k] for k in ("latency_8B", "goodput_1MiB", "goodput_64MiB")}
 
 
 def features_match(specs, features):

@@ -14,7 +14,7 @@ import reframe.utility.sanity as sn
 from reframe.core.builtins import run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import ReframeError, SanityError
 
-from .engine import DONE_TAG, RESULT_TAG
+from .engine import parse_output
 from .errors import GpucommError
 from .sizes import parse_sizes, size_label
 from .topology import PLACEMENTS
@@ -49,27 +49,15 @@ SCALING_PERF_POINTS = {
 
 
 def read_records(text):
-    """The payload's per-size records (``GPUCOMM-RESULT {...}`` lines) by size, and its summary."""
-    records, summary = {}, None
-    for line in text.splitlines():
-        if line.startswith(RESULT_TAG + " "):
-            rec = json.loads(line[len(RESULT_TAG) + 1:])
-            records[rec["size"]] = rec
-        elif line.startswith(DONE_TAG + " "):
-            summary = json.loads(line[len(DONE_TAG) + 1:])
-    return records, summary
+    """The payload's per-size records by size, and its summary (engine.parse_output)."""
+    records, summary = parse_output(text)
+    return {rec["size"]: rec for rec in records}, summary
 
 
 def read_all_records(text):
     """Like read_records, by (method, size): the records of a run of several methods."""
-    records, summary = {}, None
-    for line in text.splitlines():
-        if line.startswith(RESULT_TAG + " "):
-            rec = json.loads(line[len(RESULT_TAG) + 1:])
-            records[(rec["method"], rec["size"])] = rec
-        elif line.startswith(DONE_TAG + " "):
-            summary = json.loads(line[len(DONE_TAG) + 1:])
-    return records, summary
+    records, summary = parse_output(text)
+    return {(rec["method"], rec["size"]): rec for rec in records}, summary
 
 
 def payload_error(stderr_path):

@@ -30,7 +30,8 @@ from reframe.core.exceptions import ReframeError, SanityError
 
 from .errors import GpucommError
 from .pairs import pair_class, pair_label, tournament
-from .rfm import RESULT_TAG, RESULTS_FILE, GpucommCheck, payload_ok
+from .engine import parse_output
+from .rfm import RESULTS_FILE, GpucommCheck, payload_ok
 from .sizes import parse_sizes, size_label
 
 LATENCY_SIZE = 8
@@ -44,8 +45,7 @@ def case_count(n, nsizes):
 
 def read_pair_records(path):
     with open(path) as fp:
-        return [json.loads(line[len(RESULT_TAG) + 1:]) for line in fp
-                if line.startswith(RESULT_TAG + " ")]
+        return parse_output(fp.read())[0]
 
 
 @sn.deferrable

@@ -4,13 +4,15 @@
 # HealthCheck sweep and the pair matrix) run back to back, each session timed and reported;
 # bench/tolerances.py turns the reports into the shipped tolerances.
 # Usage (repository root, after `source bench/device-env.sh`): bench/h200x2-health10.sh OUTDIR [RUNS] [SECONDS]
-# (no new session starts once SECONDS, default 380, would be exceeded by one more)
+# (no new session starts once SECONDS, default 380, would be exceeded by one more; FAULTS=0
+# skips the two injected faults)
 out=${1:?outdir}; runs=${2:-10}; limit=${3:-380}; mkdir -p "$out/reports"; out=$(cd "$out" && pwd)
 py=$(command -v python3)
 rfm="$py $(command -v reframe) -C config/settings.py"
 ms() { date +%s%N | cut -b1-13; }
 start=$(ms)
-{
+: > "$out/health.log"
+faults() {
 echo "=== binding bug: both ranks on GPU 0 (GPUCOMM_BIND_CUDA_VISIBLE_DEVICES=0,0)"
 GPUCOMM_BIND_CUDA_VISIBLE_DEVICES=0,0 timeout 90 $rfm -c checks/pairmatrix.py -n 'PairMatrixCheck%method=ccl' -r \
     -S "python=$PWD/config/bin/gpucomm-bind $py" -S time_limit=60s --report-file "$out/reports/report-shared-gpu.json" 2>&1 \
@@ -18,7 +20,8 @@ GPUCOMM_BIND_CUDA_VISIBLE_DEVICES=0,0 timeout 90 $rfm -c checks/pairmatrix.py -n
 echo "=== CUDA IPC refused on rank 1 (GPUCOMM_TEST_IPC_REFUSED=1)"
 GPUCOMM_TEST_IPC_REFUSED=1 timeout 90 $rfm -c checks/pairmatrix.py -n 'PairMatrixCheck%method=ipc-copy' -r -S time_limit=60s \
     --report-file "$out/reports/report-ipc-refused.json" 2>&1 | sed 's/\x1b\[[0-9;]*m//g' | grep -E "^\[ +(OK|FAIL|SKIP)|PASSED|FAILED|Reason"
-} 2>&1 | tee "$out/health.log"
+}
+[ "${FAULTS:-1}" = 0 ] || faults 2>&1 | tee "$out/health.log"
 study=$(ms); last=0
 for i in $(seq 1 "$runs"); do
   now=$(( $(ms) - study ))

@@ -177,6 +177,9 @@ class NcclTestsCheck(NativeCheck):
             lo = max(lo, 4 * self.gpus * self.gpus)
         return [s for s in parse_sizes(f"1:{hi}") if s >= lo]
 
+    def method_label(self):
+        return "nccl-tests" if self.mode == "mpi" else "nccl-tests-g"
+
     def parse(self, text):
         return parse_nccl_tests(text, nranks=self.gpus)
 

@@ -94,7 +94,7 @@ def test_ccl_pingpong_against_nccl_tests(tmp_path):
     by = {(r["variant"], r["size"]): r for r in rows}
     assert set(v for v, _ in by) == {"graph-on"}
     lat = by["graph-on", 8]
-    assert lat["payload"] == 10.0 and lat["criterion"] == "<= 7 us" and lat["result"] == "FAIL"
+    assert lat["payload"] == 10.0 and lat["criterion"] == "<= sendrecv_perf and <= 7 us" and lat["result"] == "FAIL"
     big = by["graph-on", 512 << 20]
     assert big["payload"] == pytest.approx(((512 << 20) / 1480.0 + (512 << 20) / 1500.0) / 2e3)  # median of 2 runs
     assert big["criterion"] == "ratio >= 0.97"
@@ -109,6 +109,9 @@ def test_ccl_pingpong_against_nccl_tests(tmp_path):
     (("over_native_max", 0.5), "lat", 8, 1.8, 1.31, "PASS"),
     (("over_native_max", 0.0), "lat", 8, 10.0, 9.9, "FAIL"),
     (("ratio_min", 0.97), "bw", 1 << 30, None, 100.0, "FAIL"),  # a payload that never ran
+    (("native_and_abs_max", 7.0), "lat", 8, 6.5, 6.8, "PASS"),
+    (("native_and_abs_max", 7.0), "lat", 8, 6.9, 6.8, "FAIL"),   # above nccl-tests
+    (("native_and_abs_max", 7.0), "lat", 8, 7.2, 10.9, "FAIL"),  # above 7 us
     (None, "lat", 8, 10.0, 9.9, ""),
 ])
 def test_judge(crit, kind, size, payload, native, want):
@@ -140,3 +143,19 @@ def test_harness_dry_run_on_a_cpu_machine(tmp_path):
     run = subprocess.run([sys.executable, str(REPO / "bench" / "compare"), "--dry-run", "--only", "host"],
                          env=env, capture_output=True, text=True, timeout=120)
     assert run.stdout.startswith("# host: not run: osu_latency not found (set GPUCOMM_OSU_DIR")
+
+
+def test_side_by_side_from_the_reference_node_reports(tmp_path):
+    """bench/side_by_side.py: the native checks' report against the health sessions' reports,
+    same method, operation and size (the committed 11-tools2/side-by-side.md)."""
+    results = Path(__file__).resolve().parents[1] / "bench" / "results" / "2026-11-30-nvidia-h200-x2"
+    health = sorted(str(p) for d in ("12-health", "13-health-validation")
+                    for p in (results / d / "reports").glob("report-health-*.json"))
+    out = tmp_path / "sbs.md"
+    run = subprocess.run([sys.executable, str(results.parents[2] / "bench" / "side_by_side.py"),
+                          "--native", str(results / "11-tools2" / "report-native.json"),
+                          "--payload", *health, "--md", str(out)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    text = out.read_text()
+    assert text == (results / "11-tools2" / "side-by-side.md").read_text()
+    assert "| pingpong | host | latency_8B | 0.89 us (20) | osu_latency -c, host buffers | 0.44 us | 2.021 |" in text

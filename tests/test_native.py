@@ -1,6 +1,7 @@
 """Parsers of the native tools on real captured output (nccl-tests 2.19.6 on the 2x H200 node,
 OSU 7.4 here and on that node), and the native checks' skip when a binary is absent."""
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -110,6 +111,11 @@ def test_osu5_latency():
     ("osu7_allreduce_host.txt", "osu_allreduce", "allreduce", 4),
     ("osu7_alltoall_host.txt", "osu_alltoall", "alltoall", 1),
     ("osu7_bibw_host.txt", "osu_bibw", "bibw", 1),
+    ("osu7_latency_host_h200x2.txt", "osu_latency", "pingpong", 1),
+    ("osu7_bw_host_h200x2.txt", "osu_bw", "bw", 1),
+    ("osu7_bibw_host_h200x2.txt", "osu_bibw", "bibw", 1),
+    ("osu7_allreduce_host_h200x2.txt", "osu_allreduce", "allreduce", 8),
+    ("osu7_alltoall_host_h200x2.txt", "osu_alltoall", "alltoall", 8),
 ])
 def test_osu7_captured(name, bench, op, first_size):
     path = DATA / name
@@ -123,21 +129,55 @@ def test_osu7_captured(name, bench, op, first_size):
     assert parse_osu(broken, bench)[1][0]["validated"] is False
 
 
-def test_osu_xccl_formats():
-    """OSU's NCCL benchmarks: point-to-point without a title line, device buffers, no validation
-    column (validated stays None, which the checks accept: OSU has no -c for NCCL)."""
-    meta, recs = parse_osu(text("osu7_xccl_latency_format.txt"), "osu_xccl_latency")
+def test_osu_xccl_captured():
+    """OSU 7.4's NCCL benchmarks on the reference node (checks/native.py OsuXcclCheck):
+    point-to-point without a title line, device buffers, no validation column (validated stays
+    None, which the checks accept: OSU has no -c for NCCL); collectives with -f statistics."""
+    meta, recs = parse_osu(text("osu7_xccl_latency_h200x2.txt"), "osu_xccl_latency")
     assert meta["op"] == "pingpong" and meta["device_buffers"] and not meta["validation"]
-    assert meta["version"] is None and recs[3]["size"] == 8 and recs[3]["time_us"]["median"] == 9.5
-    assert all(r["validated"] is None for r in recs)
-    meta, recs = parse_osu(text("osu7_xccl_bw_format.txt"), "osu_xccl_bw")
+    assert meta["version"] is None and recs[3]["size"] == 8 and recs[3]["time_us"]["median"] == 17.45
+    assert all(r["validated"] is None for r in recs) and recs[-1]["size"] == 1 << 30
+    meta, recs = parse_osu(text("osu7_xccl_bw_h200x2.txt"), "osu_xccl_bw")
     assert meta["op"] == "bw" and recs[-1]["size"] == 1 << 30
-    assert recs[-1]["goodput_GBps"] == pytest.approx(378659.91e-3)
-    meta, recs = parse_osu(text("osu7_xccl_allreduce_format.txt"), "osu_xccl_allreduce", nranks=2)
-    assert meta["version"] == "7.4" and meta["title"] == "NCCL-CUDA Allreduce Latency"
-    big = recs[-1]
-    assert big["size"] == 1 << 30 and big["time_us"]["min"] < big["time_us"]["median"] < big["time_us"]["max"]
-    assert big["goodput_GBps"] == pytest.approx(goodput_GBps("allreduce", 1 << 30, big["time_us"]["median"] * 1e-6, 2))
+    assert recs[-1]["goodput_GBps"] == pytest.approx(370.02, abs=0.01)
+    meta, recs = parse_osu(text("osu7_xccl_bibw_h200x2.txt"), "osu_xccl_bibw")
+    assert meta["op"] == "bibw" and 478 < recs[-1]["goodput_GBps"] < 2 * 478  # both directions
+    for bench in ("allreduce", "alltoall"):
+        meta, recs = parse_osu(text(f"osu7_xccl_{bench}_h200x2.txt"), f"osu_xccl_{bench}", nranks=2)
+        assert meta["version"] == "7.4" and meta["title"].startswith("NCCL-CUDA ") and meta["device_buffers"]
+        big = recs[-1]
+        assert big["size"] == 1 << 30 and big["time_us"]["min"] <= big["time_us"]["median"] <= big["time_us"]["max"]
+        assert big["goodput_GBps"] == pytest.approx(goodput_GBps(bench, 1 << 30, big["time_us"]["median"] * 1e-6, 2))
+    assert recs[0]["size"] == 8 and len(recs) == 28
+
+
+@pytest.mark.parametrize("bench", ["latency", "bw", "bibw"])
+def test_osu7_device_buffers_captured(bench):
+    """osu_{latency,bw,bibw} -c -d cuda D D on the reference node (UCX, GPU-aware for
+    point-to-point), as OsuCheck runs them: validated by OSU up to 4 MiB."""
+    meta, recs = parse_osu(text(f"osu7_{bench}_device_h200x2.txt"), f"osu_{bench}")
+    assert meta["version"] == "7.4" and meta["title"].startswith("MPI-CUDA ") and meta["device_buffers"]
+    assert meta["validation"] and all(r["validated"] is True for r in recs)
+    assert recs[0]["size"] == 1 and recs[-1]["size"] == 4 << 20
+    assert all(0 < r["goodput_GBps"] < 2 * 478 for r in recs)
+    host, _ = parse_osu(text(f"osu7_{bench}_host_h200x2.txt"), f"osu_{bench}")
+    assert host["device_buffers"] is False and host["title"].startswith("MPI ")
+
+
+@pytest.mark.parametrize("name,test,gpus", [
+    ("nccl-tests_alltoall_mpi_h200x2.txt", "alltoall", "1"), ("nccl-tests_alltoall_g2_h200x2.txt", "alltoall", "2"),
+    ("nccl-tests_all_gather_mpi_h200x2.txt", "all_gather", "1"),
+    ("nccl-tests_all_gather_g2_h200x2.txt", "all_gather", "2"),
+])
+def test_nccl_tests_checks_captured(name, test, gpus):
+    """nccl-tests 2.19.6 as NcclTestsCheck ran it on the reference node (MPI mode, one rank per
+    GPU, and -g 2): in-place '#wrong' is N/A for these collectives, out-of-place 0."""
+    raw = text(name)
+    assert f"nGpus {gpus} " in raw
+    meta, recs = parse_nccl_tests(raw, nranks=2)
+    assert meta["version"] == "2.19.6" and meta["test"] == test and meta["out_of_bounds_ok"] is True
+    assert all(r["validated"] is True for r in recs) and recs[-1]["size"] == 1 << 30
+    assert 250 < recs[-1]["busbw_GBps"] < 478
 
 
 def test_osu_without_table():
@@ -217,3 +257,28 @@ def test_osu_device_checks_on_a_p2p_only_node(tmp_path):
     assert "osu_xccl_latency -m 8:1073741824 -i 200\n" in script["osu_xccl_latency"]
     assert "osu_xccl_alltoall -m 8:1073741824 -f -M 2147483648\n" in script["osu_xccl_alltoall"]
     assert "osu_xccl_allreduce -m 8:1073741824 -f -M 1073741824\n" in script["osu_xccl_allreduce"]
+
+
+def test_captured_osu_output_through_the_check_lines_up_with_the_payload(tmp_path):
+    """An OSU binary that prints what OSU 7.4 printed on the reference node, run by OsuCheck on
+    this machine: the check parses and validates it and writes its results with the check's
+    label (osu-host) on every record, the label `gpucomm report` pairs tools and payload
+    methods by (tests/test_report.py)."""
+    bindir = tmp_path / "osu"
+    bindir.mkdir()
+    fake = bindir / "osu_latency"
+    fake.write_text("#!/bin/sh\n[ \"${OMPI_COMM_WORLD_RANK:-0}\" = 0 ] && "
+                    f"cat {DATA / 'osu7_latency_host_h200x2.txt'}\nexit 0\n")
+    fake.chmod(0o755)
+    env = clean_env(OMPI_ALLOW_RUN_AS_ROOT=1, OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1, GPUCOMM_OSU_DIR=str(bindir))
+    run = reframe("-c", "checks/native.py", "-n", "OsuCheck%bench=osu_latency%buffers=host", "-r",
+                  "--prefix", tmp_path, "--report-file", tmp_path / "report.json", env=env)
+    cases = report_cases(tmp_path / "report.json")
+    assert len(cases) == 1 and cases[0]["result"] in ("pass", "fail"), run.stdout[-3000:]
+    perf = {k.split(":")[-1]: v[0] for k, v in cases[0]["perfvalues"].items()}
+    assert perf["latency_8B"] == 0.44  # the captured table's 8 B row
+    results = list(tmp_path.rglob("gpucomm_results.json"))
+    assert len(results) == 1
+    doc = json.loads(results[0].read_text())
+    assert doc["meta"]["method"] == "osu-host" and {r["method"] for r in doc["results"]} == {"osu-host"}
+    assert {r["op"] for r in doc["results"]} == {"pingpong"} and all(r["validated"] for r in doc["results"])

@@ -144,7 +144,7 @@ def test_default_iterations(mpirun):
     records, _ = records_of(run.stdout)
     small, big = records[8], records[2 << 20]
     assert (small["iters"], small["warmup"], small["batch"], small["samples"]) == (1000, 100, 20, 50)
-    assert (big["iters"], big["warmup"], big["batch"], big["samples"]) == (50, 5, 1, 50)
+    assert (big["iters"], big["warmup"], big["batch"], big["samples"]) == (50, 5, 5, 10)
     assert small["graph"] is False and "median_us" not in run.stdout
 
 

@@ -323,6 +323,10 @@ def test_pairs_and_native_tools(tmp_path, capsys, paper_csv):
                  for i, p in enumerate(pairs) for s in (8, GiB)], nominal=400)
     write_sweep(base / "NcclTests_1", "nccl-tests", "allreduce",
                 [rec("allreduce", "nccl-tests", s, 20 + s / 2e5) for s in (8, 1 << 20, GiB)])
+    write_sweep(base / "NcclTests_2", "nccl-tests-g", "allreduce",  # -g N: one process, every GPU
+                [rec("allreduce", "nccl-tests-g", s, 22 + s / 2e5) for s in (8, GiB)])
+    write_sweep(base / "OsuXccl_1", "osu-xccl", "allreduce",
+                [rec("allreduce", "osu-xccl", s, 24 + s / 2e5) for s in (8, GiB)])
     write_sweep(base / "AllReduce_1", "ccl", "allreduce",
                 [rec("allreduce", "ccl", s, 25 + s / 1e5) for s in (8, 1 << 20, GiB)])
     write_sweep(base / "AllReduce_2", "gpu-aware-mpi", "allreduce",
@@ -333,8 +337,12 @@ def test_pairs_and_native_tools(tmp_path, capsys, paper_csv):
     assert "UNKNOWN (no ReFrame test case results found)" in stdout
     assert (out / "pairs_sys_gpu_pingpong_ipc-copy.png").exists()
     native = csv(out, "vs_native.csv")
-    # nccl-tests is compared with ccl only, at the sizes both measured
-    assert list(native["method"].unique()) == ["ccl"] and list(native["size"]) == [8, 1 << 20, GiB]
+    # nccl-tests (both layouts) and OSU's NCCL benchmarks are compared with ccl only, at the
+    # sizes both measured
+    assert list(native["method"].unique()) == ["ccl"]
+    assert sorted(native["tool"].unique()) == ["nccl-tests", "nccl-tests-g", "osu-xccl"]
+    native = native[native["tool"] == "nccl-tests"]
+    assert list(native["size"]) == [8, 1 << 20, GiB]
     row = native.set_index("size").loc[GiB]
     assert row["goodput_ratio"] == pytest.approx((20 + GiB / 2e5) / (25 + GiB / 1e5))
     assert row["busbw_ratio"] == pytest.approx(row["goodput_ratio"])

@@ -76,8 +76,12 @@ def default_batch(size, iters):
     """Iterations per timed sample.  Small messages run back to back between two barriers, as
     OSU and nccl-tests time their loops: a barrier's skew (ranks leave it up to a microsecond
     apart) and the timer's own cost are paid once per sample instead of once per iteration.
-    Large messages are timed one by one.  At least 10 samples remain for the spread."""
-    batch = 20 if size <= 64 << 10 else 4 if size <= 1 << 20 else 1
+    Large messages run a few per sample too: with one iteration per sample, the 64 MiB
+    ping-pongs of ipc-copy and gpu-aware-mpi took about 7 us per transfer longer than the native
+    tools (bench/results/2026-11-30-nvidia-h200-x2/11-tools2: a barrier, a stream
+    synchronisation and the timer in every sample, 4 % of a 180 us transfer).  At least 10
+    samples remain for the spread."""
+    batch = 20 if size <= 64 << 10 else 4 if size <= 1 << 20 else 5
     return max(1, min(batch, iters // 10))
 
 
@@ -163,6 +167,7 @@ class Output:
               f"ranks={m['nranks']} nodes={m['nodes']} devices={','.join(map(str, m['devices']))}")
         loop = "CUDA/HIP graph of each sample's iterations" if m["graph"] else "plain loop"
         reqs = f" mpi-requests={m['mpi_requests']}" if m.get("mpi_requests") else ""
+        reqs += f" peer-sync={m['peer_sync']}" if m.get("peer_sync") else ""
         print(f"# timer={m['timer']} loop={loop}{reqs} mpi={m['mpi']}" +
               (f" gpu-aware-mpi: {m['gpu_aware_mpi']}" if m.get("gpu_aware_mpi") else ""))
         if m["nodes"] > 1 or m["physical_nodes"] > 1:
@@ -338,6 +343,8 @@ def _run_method(cfg, comm, MPI, where, out, dog):
             "time": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
     if hasattr(method, "why"):
         meta["gpu_aware_mpi"] = method.why
+    if getattr(method, "peer_sync", None):
+        meta["peer_sync"] = method.peer_sync
     meta.update(op.meta())
     out.begin(meta, op.case_label if op.has_cases else None)
     corrupt = _corruption_request()
@@ -402,6 +409,8 @@ def _run_method(cfg, comm, MPI, where, out, dog):
                    "batch": batch, "samples": samples, "warmup": warmup, "nranks": comm.size,
                    "time_us": stats, "validated": True, "graph": graphed,
                    "timer": timer.name, **case}
+            if meta.get("peer_sync"):
+                rec["peer_sync"] = meta["peer_sync"]
             rec.update(op.metrics(size, stats["median"] * 1e-6))
             best = op.metrics(size, stats["min"] * 1e-6)
             rec["goodput_GBps_best"] = best["goodput_GBps"]

@@ -5,6 +5,8 @@ Each method is a small class over the engine's context:
 * ``setup(sendbuf, recvbuf)``  collective, once: bind buffers, exchange handles, make communicators
 * ``prepare(nbytes)``          once per size, outside the timed region
 * ``send(nbytes, peer)`` / ``recv(nbytes, peer)``  point-to-point of sendbuf[:n] -> recvbuf[:n]
+* ``send_then_recv(nbytes, peer)`` / ``recv_then_send``  a ping and its answer, the answer to a
+  ping (default: send and recv in turn; MPI methods post the answer's receive first)
 * ``exchange(nbytes, peer)``  send and receive with one peer at the same time (bidirectional)
 * ``sync()``                   complete what the method has queued (end of every timed iteration)
 * ``allreduce(count)`` / ``alltoall(block_bytes)``  collectives, where the method has them

@@ -37,6 +37,17 @@ class Method:
     def recv(self, nbytes, peer):
         raise CapabilityError(f"method {self.name} has no point-to-point transfer")
 
+    def send_then_recv(self, nbytes, peer):
+        """The ping of a ping-pong: send to ``peer``, then receive its answer.  Methods may
+        fuse the two (MPI: the receive posted with the send, both waited for together)."""
+        self.send(nbytes, peer)
+        self.recv(nbytes, peer)
+
+    def recv_then_send(self, nbytes, peer):
+        """The answer of a ping-pong: receive from ``peer``, then send back."""
+        self.recv(nbytes, peer)
+        self.send(nbytes, peer)
+
     def exchange(self, nbytes, peer):
         """sendbuf[:n] to ``peer`` and recvbuf[:n] from it at the same time (bidirectional)."""
         raise CapabilityError(f"method {self.name} has no simultaneous exchange")

@@ -33,7 +33,7 @@ class PersistentP2P:
 
     def __init__(self, comm, mb):
         self.comm, self.mb = comm, mb
-        self.sends, self.recvs = {}, {}
+        self.sends, self.recvs, self.pairs = {}, {}, {}
 
     def add(self, peer, kind):
         if kind == "send":
@@ -42,17 +42,20 @@ class PersistentP2P:
             req = self.recvs[peer] = self.comm.Recv_init(self.mb.r, source=peer, tag=TAG_DATA)
         return req
 
-    def exchange(self, MPI, peer):
-        """Start this size's send to and receive from ``peer`` together, wait for both."""
-        send = self.sends.get(peer) or self.add(peer, "send")
-        recv = self.recvs.get(peer) or self.add(peer, "recv")
-        MPI.Prequest.Startall([send, recv])
-        MPI.Request.Waitall([send, recv])
+    def both(self, peer):
+        """(receive, send) with ``peer``, made on first use."""
+        try:
+            return self.pairs[peer]
+        except KeyError:
+            recv = self.recvs.get(peer) or self.add(peer, "recv")
+            send = self.sends.get(peer) or self.add(peer, "send")
+            pair = self.pairs[peer] = (recv, send)
+            return pair
 
     def free(self):
         for req in list(self.sends.values()) + list(self.recvs.values()):
             req.Free()
-        self.sends, self.recvs = {}, {}
+        self.sends, self.recvs, self.pairs = {}, {}, {}
 
 
 class HostMpi:
@@ -93,11 +96,38 @@ class HostMpi:
         else:
             self.comm.Recv(self.mb.r, source=peer, tag=TAG_DATA)
 
+    def mpi_send_then_recv(self, nbytes, peer):
+        """A ping and its answer: with persistent requests the answer's receive is started
+        before the ping leaves (it cannot come earlier), then both are waited for; four calls
+        on two pre-bound requests (MPI_Startall/MPI_Waitall cost more from Python: mpi4py
+        converts the request list in every call), else MPI_Send then MPI_Recv."""
+        if self.p2p is not None:
+            recv, send = self.p2p.pairs.get(peer) or self.p2p.both(peer)
+            recv.Start()
+            send.Start()
+            send.Wait()
+            recv.Wait()
+        else:
+            self.comm.Send(self.mb.s, dest=peer, tag=TAG_DATA)
+            self.comm.Recv(self.mb.r, source=peer, tag=TAG_DATA)
+
+    def mpi_recv_then_send(self, nbytes, peer):
+        """The answer: receive the ping, send it back (one call level less than recv + send)."""
+        if self.p2p is not None:
+            recv, send = self.p2p.pairs.get(peer) or self.p2p.both(peer)
+            recv.Start()
+            recv.Wait()
+            send.Start()
+            send.Wait()
+        else:
+            self.comm.Recv(self.mb.r, source=peer, tag=TAG_DATA)
+            self.comm.Send(self.mb.s, dest=peer, tag=TAG_DATA)
+
     def mpi_exchange(self, nbytes, peer):
         """A simultaneous send to and receive from ``peer``: persistent requests started
-        together, else MPI_Sendrecv."""
+        together (as for a ping, the receive first), else MPI_Sendrecv."""
         if self.p2p is not None:
-            self.p2p.exchange(self.ctx.MPI, peer)
+            self.mpi_send_then_recv(nbytes, peer)
         else:
             mb = self.mb
             self.comm.Sendrecv(mb.s, dest=peer, sendtag=TAG_DATA, recvbuf=mb.r, source=peer, recvtag=TAG_DATA)
@@ -122,6 +152,8 @@ class HostMethod(HostMpi, Method):
     # the host buffers are the data: MPI moves them directly (one call less per message)
     send = HostMpi.mpi_send
     recv = HostMpi.mpi_recv
+    send_then_recv = HostMpi.mpi_send_then_recv
+    recv_then_send = HostMpi.mpi_recv_then_send
     exchange = HostMpi.mpi_exchange
 
     def allreduce(self, count):

@@ -43,8 +43,19 @@ def parse_osu(text, benchmark, nranks=2):
         records.append(_record(op, int(tok[0]), row, benchmark, nranks))
     meta = {"tool": "osu", "benchmark": benchmark, "op": op, "columns": cols,
             "title": title.group(1) if title else None, "version": title.group(2) if title else None,
-            "device_buffers": "DEVICE" in text[:2000], "validation": any("Validation" in c for c in cols)}
+            "device_buffers": _device_buffers(text, title, benchmark),
+            "validation": any("Validation" in c for c in cols)}
     return meta, records
+
+
+def _device_buffers(text, title, benchmark):
+    """Whether the run used accelerator buffers: OSU 7 prints 'Buffer on DEVICE' for
+    point-to-point runs whose -d names both sides, and an accelerator in the title otherwise
+    ('MPI-CUDA Latency', 'NCCL-CUDA Allreduce Latency', 'MPI-ROCM ...'); the NCCL/RCCL
+    benchmarks always use device buffers."""
+    if "DEVICE" in text[:2000] or re.search(r"(?:xccl|nccl|rccl)_", benchmark.rsplit("/", 1)[-1]):
+        return True
+    return bool(title and re.search(r"-(?:CUDA|ROCM|ROCm|OPENACC|SYCL)\b", title.group(1)))
 
 
 def _value(row, *prefixes):

@@ -120,9 +120,13 @@ class NativeCheck(GpucommCheck):
             except (OSError, GpucommError) as exc:
                 raise SanityError(f"{self.benchmark}: {exc}") from None
             self._parsed = (meta, {r["size"]: r for r in recs})
+            # the check's label (osu-host, osu, osu-xccl, nccl-tests, nccl-tests-g), on every
+            # record too: gpucomm report pairs tool and payload rows by it (report/tables.py)
+            label = self.method_label()
             with open(os.path.join(self.stagedir, RESULTS_FILE), "w") as fp:
-                meta = dict(meta, op=self.op, method=self.method_label(), nranks=self.num_tasks)
-                json.dump({"meta": meta, "results": recs}, fp, indent=1)
+                meta = dict(meta, op=self.op, method=label, nranks=self.num_tasks)
+                json.dump({"meta": meta, "results": [dict(r, op=self.op, method=label) for r in recs]},
+                          fp, indent=1)
         return self._parsed
 
     def method_label(self):

@@ -145,11 +145,9 @@ class PairMatrix(Operation):
         if self.mode == "bidir":
             m.exchange(size, self.peer)
         elif self.first:
-            m.send(size, self.peer)
-            m.recv(size, self.peer)
+            m.send_then_recv(size, self.peer)
         else:
-            m.recv(size, self.peer)
-            m.send(size, self.peer)
+            m.recv_then_send(size, self.peer)
 
     def reduce_times(self, times):
         everyone = np.array(self.ctx.comm.allgather(times))

@@ -34,11 +34,9 @@ class PingPong(Operation):
     def step(self, size):
         m = self.method
         if self.first:
-            m.send(size, self.peer)
-            m.recv(size, self.peer)
+            m.send_then_recv(size, self.peer)
         else:
-            m.recv(size, self.peer)
-            m.send(size, self.peer)
+            m.recv_then_send(size, self.peer)
 
     def validate(self, size):
         got = self.ctx.recvbuf[:size]

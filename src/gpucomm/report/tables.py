@@ -17,8 +17,9 @@ PAPER_OPS = {"pingpong": "pingpong", "multi-pingpong": "pingpong", "allreduce": 
              "alltoall": "alltoall"}
 #: native tool (any method that is not one of ours) -> our methods it is compared with;
 #: a tool not listed here is compared with every method that measured the same op and size
-NATIVE_PAIRS = {"nccl-tests": ("ccl",), "rccl-tests": ("ccl",), "osu": ("gpu-aware-mpi",),
-                "osu-host": ("host",)}
+NATIVE_PAIRS = {"nccl-tests": ("ccl",), "nccl-tests-g": ("ccl",), "rccl-tests": ("ccl",),
+                "rccl-tests-g": ("ccl",), "osu": ("gpu-aware-mpi",), "osu-host": ("host",),
+                "osu-xccl": ("ccl",)}
 PAPER_COLUMNS = {"system", "scope", "operation", "method", "gpu_pair", "nodes", "ranks", "size_bytes",
                  "goodput_gbps_mean", "goodput_gbps_median", "source_figure"}
 GOOD_RESULTS = ("pass", "skip", "xfail")

@@ -138,6 +138,9 @@ class IpcCopyMethod(Method):
             self.peer_sync = f"host (stream flags unavailable: {errors[0]})"
             return
         self.on_stream, self.peer_sync = True, "stream"
+        # every transfer is now device work on the rank's stream (copy, flag write, flag wait):
+        # the engine may time it with device events (timers.py), as it does ccl
+        self.device_timer = True
         self.signalled = {p: 0 for p in peers}  # counts written into each peer's flag for us
         self.awaited = {p: 0 for p in peers}    # counts we have waited for from each peer
 

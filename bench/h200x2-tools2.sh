@@ -13,10 +13,7 @@ out=${1:?outdir}; limit=${2:-580}; mkdir -p "$out"; out=$(cd "$out" && pwd)
 py=$(command -v python3)
 log="$out/tools2.log"
 SECONDS=0
-tools=/tmp/gpucomm-tools; rm -rf $tools; mkdir -p $tools && tar xJf ext/tools.tar.xz -C $tools
-nccl_lib=$($py -c "import nvidia.nccl,os;print(os.path.join(list(nvidia.nccl.__path__)[0],'lib'))")
-export LD_LIBRARY_PATH="$tools/lib:$nccl_lib:$LD_LIBRARY_PATH"
-export GPUCOMM_OSU_DIR=$tools/osu GPUCOMM_NCCL_TESTS_DIR=$tools/nccl-tests
+tools=/tmp/gpucomm-tools; GPUCOMM_TOOLS=$tools source bench/device-tools.sh
 { date -u +%FT%TZ; nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader
   mpirun --version | head -1; echo "OSU: $GPUCOMM_OSU_DIR  nccl-tests: $GPUCOMM_NCCL_TESTS_DIR"
   for b in $tools/nccl-tests/sendrecv_perf $(find $tools/osu -name osu_latency -o -name osu_xccl_latency); do

@@ -20,13 +20,8 @@ for sync in stream host stream host; do
 done
 grep -h "timer=\|^ \+[0-9]" "$out"/ipc/pingpong-*.txt >> "$log"
 echo "WALL ipc: $SECONDS s" >> "$log"
-timeout 300 $py bench/compare --out "$out/compare" --repeats 3 --only ipc-copy,ccl-pingpong,ccl-allreduce,gpu-aware-mpi \
-    --sizes 8,64M,256M,1G --iters 50 --warmup 5 --timeout 40 > "$out/compare.log" 2>&1
-echo "compare rc=$?" >> "$log"
-timeout 60 $py bench/compare --out "$out/compare-host" --repeats 3 --only host --sizes 8,64M --iters 200 --warmup 20 \
-    --timeout 20 >> "$out/compare.log" 2>&1
-echo "compare host rc=$?  WALL compare: $SECONDS s" >> "$log"
-cp "$out/compare/compare.md" "$out/compare.md" 2>/dev/null; cp "$out/compare-host/compare.md" "$out/compare-host.md" 2>/dev/null
+bench/compare-node.sh "$out" "$log"
+echo "WALL compare: $SECONDS s" >> "$log"
 for i in 1 2; do
   [ $SECONDS -gt 480 ] && { echo "health session $i not started: $SECONDS s used" >> "$log"; break; }
   timeout 90 $py "$(command -v reframe)" -C config/settings.py -c checks/ --mode health -r \

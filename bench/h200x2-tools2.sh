@@ -36,12 +36,7 @@ grep -h "peer-sync\|^ \+[0-9]" "$out"/ipc/pingpong-*-1.txt >> "$log"
 echo "WALL ipc: $SECONDS s" >> "$log"
 
 # 2. payload against native tool
-timeout 300 $py bench/compare --out "$out/compare" --repeats 3 --only ipc-copy,ccl-pingpong,ccl-allreduce,gpu-aware-mpi \
-    --sizes 8,64M,256M,1G --iters 50 --warmup 5 --timeout 40 > "$out/compare.log" 2>&1
-echo "compare rc=$?" >> "$log"
-timeout 60 $py bench/compare --out "$out/compare-host" --repeats 3 --only host --sizes 8,64M --iters 200 --warmup 20 \
-    --timeout 20 >> "$out/compare.log" 2>&1
-echo "compare host rc=$?" >> "$log"
+bench/compare-node.sh "$out" "$log"
 echo "WALL compare: $SECONDS s" >> "$log"
 
 # 3. the native checks, defaults
@@ -51,8 +46,6 @@ timeout $left $py "$(command -v reframe)" -C config/settings.py -c checks/native
 echo "reframe native (limit ${left} s): rc=${PIPESTATUS[0]}" >> "$log"
 grep -E "^\[ +(OK|FAIL|SKIP)|PASSED|FAILED" "$out/reframe-native.log" >> "$log"
 echo "WALL native: $SECONDS s" >> "$log"
-cp "$out/compare/compare.md" "$out/compare.md" 2>/dev/null
-cp "$out/compare-host/compare.md" "$out/compare-host.md" 2>/dev/null
 cp -r output "$out/output" 2>/dev/null; tar czf "$out/data.tgz" -C "$out" ipc compare compare-host compare.log reframe-native.log output 2>/dev/null
 rm -rf "$out/ipc" "$out/compare" "$out/compare-host" "$out/output" "$out/compare.log"
 cat "$log"

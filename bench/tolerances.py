@@ -33,7 +33,7 @@ LAT_SLACK_US = 0.3     # ... plus this
 #: the slowest healthy run is taken this fraction of the healthy range (median to slowest)
 #: further out: a few dozen runs do not sample the tail of a noisy variable (host-memory and
 #: host-synchronised 1 MiB points spread 20-85 % on the reference node), while a tight one
-#: (NVLink bandwidth, 1-3 %) barely moves; cross-validated between two sets of 10 runs
+#: (point-to-point NVLink bandwidth, 1.2-5 %) barely moves; cross-validated between two sets of 10 runs
 #: (bench/results/2026-11-30-nvidia-h200-x2/13-health-validation)
 RANGE_EXTENSION = 0.5
 

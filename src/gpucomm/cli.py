@@ -79,7 +79,7 @@ def build_parser():
                             "50 up to 64 MiB, 20 above)")
         s.add_argument("--batch", type=_positive_int, default=None, metavar="N",
                        help="iterations per timed sample, run back to back between two barriers "
-                            "(default: 20 up to 64 KiB, 4 up to 1 MiB, 1 above; at least 10 samples)")
+                            "(default: 20 up to 64 KiB, 4 up to 1 MiB, 5 above; at least 10 samples)")
         s.add_argument("--budget", type=_positive_float, default=None, metavar="SECONDS",
                        help="timed seconds per size: fewer iterations than --iters where one is slow "
                             "(estimated from the last warm-up iteration; at least 10)")
@@ -95,7 +95,8 @@ def build_parser():
                        help="nominal link limit in GB/s; a faster result is an error (default: detect; 0: off)")
         s.add_argument("--timer", choices=("auto", "host", "device"), default="auto",
                        help="per-iteration timer: host clock after synchronisation, or device events "
-                            "(ccl only); auto: device for ccl, host otherwise")
+                            "(ccl, and ipc-copy's point-to-point with stream flags); auto: device where "
+                            "the method allows it, host otherwise")
         s.add_argument("--ranks-per-node", type=_positive_int, default=None, metavar="K",
                        help="treat consecutive groups of K ranks as nodes (a multi-node run emulated "
                             "on one machine); default: the MPI shared-memory domains")

@@ -39,7 +39,7 @@ class Method:
 
     def send_then_recv(self, nbytes, peer):
         """The ping of a ping-pong: send to ``peer``, then receive its answer.  Methods may
-        fuse the two (MPI: the receive posted with the send, both waited for together)."""
+        order their calls differently (MPI: the answer's receive is posted before the ping)."""
         self.send(nbytes, peer)
         self.recv(nbytes, peer)
 

@@ -42,15 +42,12 @@ class PersistentP2P:
             req = self.recvs[peer] = self.comm.Recv_init(self.mb.r, source=peer, tag=TAG_DATA)
         return req
 
-    def both(self, peer):
-        """(receive, send) with ``peer``, made on first use."""
-        try:
-            return self.pairs[peer]
-        except KeyError:
-            recv = self.recvs.get(peer) or self.add(peer, "recv")
-            send = self.sends.get(peer) or self.add(peer, "send")
-            pair = self.pairs[peer] = (recv, send)
-            return pair
+    def pair(self, peer):
+        """Make (receive, send) with ``peer``; callers look in ``pairs`` first."""
+        recv = self.recvs.get(peer) or self.add(peer, "recv")
+        send = self.sends.get(peer) or self.add(peer, "send")
+        pair = self.pairs[peer] = (recv, send)
+        return pair
 
     def free(self):
         for req in list(self.sends.values()) + list(self.recvs.values()):
@@ -102,7 +99,7 @@ class HostMpi:
         on two pre-bound requests (MPI_Startall/MPI_Waitall cost more from Python: mpi4py
         converts the request list in every call), else MPI_Send then MPI_Recv."""
         if self.p2p is not None:
-            recv, send = self.p2p.pairs.get(peer) or self.p2p.both(peer)
+            recv, send = self.p2p.pairs.get(peer) or self.p2p.pair(peer)
             recv.Start()
             send.Start()
             send.Wait()
@@ -114,7 +111,7 @@ class HostMpi:
     def mpi_recv_then_send(self, nbytes, peer):
         """The answer: receive the ping, send it back (one call level less than recv + send)."""
         if self.p2p is not None:
-            recv, send = self.p2p.pairs.get(peer) or self.p2p.both(peer)
+            recv, send = self.p2p.pairs.get(peer) or self.p2p.pair(peer)
             recv.Start()
             recv.Wait()
             send.Start()

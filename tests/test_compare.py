@@ -118,6 +118,34 @@ def test_judge(crit, kind, size, payload, native, want):
     assert compare.judge(crit, kind, size, payload, native) == want
 
 
+def test_bandwidth_is_judged_operation_against_the_same_operation():
+    """bw (a window, then one acknowledgement) against back-to-back copies and osu_bw; the
+    ping-pong against osu_latency's ping-pong; the ipc-copy ping-pong against the single copy
+    is reported, not judged (a hand-over per transfer that the copy does not pay)."""
+    pairs = {p.name: p for p in compare.make_pairs(window=8)}
+    ipc_bw, ipc_pp = pairs["ipc-copy-bw"], pairs["ipc-copy"]
+    assert ipc_bw.op == "bw" and ipc_bw.variants == {"default": ["--window", "8"]}
+    assert {m.native_key for m in ipc_bw.metrics} == {"back_to_back_GBps"}
+    assert {m.native_key for m in ipc_pp.metrics} == {"goodput_GBps"}
+    assert compare.criterion("ipc-copy-bw", "default", "bw") == ("ratio_min", 0.97)
+    assert compare.criterion("ipc-copy", "default", "bw") is None
+    mpi_bw, mpi_pp = pairs["gpu-aware-mpi-bw"], pairs["gpu-aware-mpi"]
+    assert mpi_bw.native["osu_bw"]["args"][:4] == ["-m", "67108864:1073741824", "-W", "8"]
+    assert {m.native_tool for m in mpi_pp.metrics if m.kind == "bw"} == {"osu_latency_big"}
+    big = mpi_pp.native["osu_latency_big"]
+    assert big["binary"] == "osu_latency" and "-c" not in big["args"] and big["args"][:2] == ["-m", "67108864:1073741824"]
+    assert compare.criterion("gpu-aware-mpi", "default", "bw") == ("ratio_min", 0.97)
+    assert compare.criterion("gpu-aware-mpi", "default", "lat") is None
+
+
+def test_ce_copy_output_from_the_reference_node():
+    rec = compare.parse_ce((DATA / "compare" / "ce_copy_64M_h200x2.txt").read_text())[64 << 20]
+    assert rec["goodput_GBps"] == pytest.approx(382.0992985996899)
+    assert rec["back_to_back_GBps"] == pytest.approx(387.9340231785426)
+    with pytest.raises(compare.GpucommError, match="data check failed"):
+        compare.parse_ce('CE-COPY {"write": {"size": 8, "median_GBps": 1, "back_to_back_GBps": 1, "validated": false}}')
+
+
 def test_select_unknown_pair():
     with pytest.raises(compare.GpucommError):
         compare.select(compare.make_pairs(), "host,nccl")
@@ -130,7 +158,7 @@ def test_harness_dry_run_on_a_cpu_machine(tmp_path):
                          env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()
-    for name in ("ipc-copy", "ccl-pingpong", "ccl-allreduce", "gpu-aware-mpi"):
+    for name in ("ipc-copy-bw", "ipc-copy", "ccl-pingpong", "ccl-allreduce", "gpu-aware-mpi-bw", "gpu-aware-mpi"):
         assert f"# {name}: not run: no GPU" in lines
     assert "# host: 3 x (payload variants, then native), alternating" in lines
     payload, lat, bw = lines[-3:]
@@ -159,3 +187,24 @@ def test_side_by_side_from_the_reference_node_reports(tmp_path):
     text = out.read_text()
     assert text == (results / "11-tools2" / "side-by-side.md").read_text()
     assert "| pingpong | host | latency_8B | 0.89 us (20) | osu_latency -c, host buffers | 0.44 us | 2.021 |" in text
+
+
+@pytest.mark.parametrize("only,sizes,iters,warmup,table", [
+    ("ipc-copy-bw,ipc-copy,ccl-pingpong,ccl-allreduce,gpu-aware-mpi-bw,gpu-aware-mpi", "8,64M,256M,1G", 50, 5,
+     "compare"),
+    ("host", "8,64M", 200, 20, "compare-host"),
+])
+def test_the_reference_node_tables_from_their_raw_outputs(tmp_path, only, sizes, iters, warmup, table):
+    """15-issue8-bw's committed ratio tables are what bench/compare --from-raw makes of the
+    raw outputs committed beside them (every pair, OSU, nccl-tests, CE copy and payload JSON)."""
+    import tarfile
+    results = REPO / "bench" / "results" / "2026-11-30-nvidia-h200-x2" / "15-issue8-bw"
+    with tarfile.open(results / "data.tgz") as tar:
+        tar.extractall(tmp_path, filter="data")
+    run = subprocess.run([sys.executable, str(REPO / "bench" / "compare"), "--from-raw", "--out",
+                          str(tmp_path / table), "--only", only, "--sizes", sizes, "--iters", str(iters),
+                          "--warmup", str(warmup), "--repeats", "3"], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr
+    made = (tmp_path / table / "compare.md").read_text()
+    assert made == (results / f"{table}.md").read_text()
+    assert "FAIL" not in made and made.count("PASS") == (19 if table == "compare" else 1)

@@ -1,6 +1,6 @@
 """ipc-copy's point-to-point signalling without a GPU (tests/ipc_standin.py: shared memory as
 device memory, real addresses, the method's code unchanged): stream flags in push and pull
-mode for ping-pong and the pair matrix on 2 and 4 ranks, the host handshake, the fallback
+mode for ping-pong, the bw window and the pair matrix on 2 and 4 ranks, the host handshake, the fallback
 when the driver has no stream memory operations, and the refusal when they were demanded."""
 
 import json
@@ -23,6 +23,9 @@ def _records(stdout):
     (2, "pingpong", {}, "stream"),
     (2, "pingpong", {"GPUCOMM_IPC_MODE": "pull"}, "stream"),
     (2, "pingpong", {"GPUCOMM_IPC_SYNC": "host"}, "host"),
+    (2, "bw", {}, "stream"),
+    (2, "bw", {"GPUCOMM_IPC_MODE": "pull"}, "stream"),
+    (2, "bw", {"GPUCOMM_IPC_SYNC": "host"}, "host"),
     (2, "pair-matrix", {}, "stream"),
     (4, "pair-matrix", {}, "stream"),
     (4, "pair-matrix", {"GPUCOMM_IPC_MODE": "pull"}, "stream"),

@@ -114,12 +114,13 @@ def records_of(stdout):
 
 @pytest.mark.parametrize("op,method,ranks", [
     ("pingpong", "host", 2), ("pingpong", "staging", 2), ("pingpong", "gpu-aware-mpi", 2),
+    ("bw", "host", 2), ("bw", "staging", 2), ("bw", "gpu-aware-mpi", 2),
     ("allreduce", "host", 3), ("allreduce", "staging", 2), ("allreduce", "gpu-aware-mpi", 2),
     ("alltoall", "host", 3), ("alltoall", "staging", 2), ("alltoall", "gpu-aware-mpi", 2),
 ])
 def test_mpi_run(mpirun, tmp_path, op, method, ranks):
     out = tmp_path / "r.json"
-    sizes = "8,4K,1M" if op != "pingpong" else "1,7,4K,1M"
+    sizes = "8,4K,1M" if op not in ("pingpong", "bw") else "1,7,4K,1M"
     run = mpirun(ranks, op, "--method", method, "--backend", "numpy", "--sizes", sizes,
                  "--iters", "30", "--warmup", "3", "--json", out)
     assert run.returncode == 0, run.stderr
@@ -164,6 +165,25 @@ def test_batch_and_persistent_requests(mpirun):
     assert run.returncode == 2 and "GPUCOMM_MPI_PERSISTENT='yes': expected 0 or 1" in run.stderr
 
 
+def test_bw_window_in_meta_and_both_request_styles(mpirun, tmp_path):
+    """bw: --window messages per iteration (default 64, osu_bw's), time per message, in the
+    run's meta; persistent and plain requests move and validate the same data; --window is
+    an option of bw alone."""
+    out = tmp_path / "bw.json"
+    run = mpirun(2, "bw", "--method", "host", "--sizes", "8,64K", "--iters", "20", "--window", "8",
+                 "--json", out)
+    assert run.returncode == 0, run.stderr
+    records, summary = records_of(run.stdout)
+    assert summary["ok"] and sorted(records) == [8, 65536] and all(r["validated"] for r in records.values())
+    assert json.loads(out.read_text())["meta"]["window"] == 8
+    run = mpirun(2, "bw", "--method", "host", "--sizes", "4K", "--iters", "20", "--json", out,
+                 extra_env={"GPUCOMM_MPI_PERSISTENT": "0"})
+    assert run.returncode == 0, run.stderr
+    assert json.loads(out.read_text())["meta"]["window"] == 64 and "mpi-requests=plain" in run.stdout
+    run = mpirun(2, "pingpong", "--method", "host", "--sizes", "8", "--window", "8")
+    assert run.returncode == 2 and "unrecognized arguments: --window 8" in run.stderr
+
+
 def test_graph_on_needs_a_device_method(mpirun):
     run = mpirun(2, "pingpong", "--method", "host", "--sizes", "8", "--graph", "on")
     assert run.returncode == 2 and "--graph on: method host synchronises through the host" in run.stderr
@@ -174,6 +194,7 @@ def test_graph_on_needs_a_device_method(mpirun):
     ("pingpong", 1, 4096, ["rank 1", "size 4096 B", "offset 2048"]),
     ("allreduce", 0, 4096, ["rank 0", "size 4096 B", "all-reduce result wrong"]),
     ("alltoall", 1, 4096, ["rank 1", "size 4096 B", "block from rank 1"]),
+    ("bw", 1, 4096, ["rank 1", "size 4096 B", "offset 2048"]),
 ])
 def test_corrupted_element_fails_naming_size_and_rank(mpirun, op, rank, size, words):
     run = mpirun(2, op, "--method", "host", "--sizes", "8,4K,64K", "--iters", "5",
@@ -197,6 +218,8 @@ def test_plausibility_guard(mpirun):
 @pytest.mark.parametrize("ranks,args,message", [
     (1, ["pingpong", "--method", "host", "--sizes", "8"], "pingpong needs exactly 2 ranks, got 1"),
     (3, ["pingpong", "--method", "host", "--sizes", "8"], "pingpong needs exactly 2 ranks, got 3"),
+    (3, ["bw", "--method", "host", "--sizes", "8"], "bw needs exactly 2 ranks, got 3"),
+    (2, ["bw", "--method", "host", "--window", "0"], "must be >= 1"),
     (2, ["pingpong", "--method", "warp", "--sizes", "8"], "unknown method 'warp'"),
     (2, ["pingpong", "--method", "host", "--sizes", "1Q"], "bad size '1Q'"),
     (2, ["pingpong", "--method", "host", "--iters", "0"], "must be >= 1"),
@@ -280,3 +303,7 @@ def test_graph_path_with_a_replaying_stand_in(mpirun):
     assert summary["ok"] and sorted(records) == [8, 4096]
     assert all(r["graph"] is True and r["batch"] == 4 and r["validated"] for r in records.values())
     assert "loop=CUDA/HIP graph" in run.stdout
+    run = mpirun.script(2, Path(__file__).with_name("device_standin.py"), "bw", "8,4K", "graph")
+    assert run.returncode == 0, run.stderr
+    records, summary = records_of(run.stdout)
+    assert summary["ok"] and all(r["graph"] is True and r["validated"] for r in records.values())

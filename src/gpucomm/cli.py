@@ -104,6 +104,10 @@ def build_parser():
                        help="end the run (every rank, exit 124) if it lasts longer; 0 or unset: no limit")
         s.add_argument("--allow-shared-gpu", action="store_true",
                        help="allow two ranks of a node on one GPU")
+        if getattr(OPS[name], "windowed", False):
+            s.add_argument("--window", type=_positive_int, default=None, metavar="W",
+                           help="messages sent back to back before the receiver's acknowledgement "
+                                "(osu_bw's -W; default 64)")
         s.add_argument("--quiet", action="store_true", help="no human table, JSON records only")
         s.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
     sub.add_parser("report", help="tables and plots from ReFrame results (gpucomm report --help)",
@@ -132,7 +136,7 @@ def main(argv=None):
                     backend=args.backend, json_path=args.json_path, max_bandwidth=args.max_bandwidth,
                     allow_shared_gpu=args.allow_shared_gpu, quiet=args.quiet, timer=args.timer,
                     timeout=args.timeout or None,
-                    ranks_per_node=args.ranks_per_node)
+                    ranks_per_node=args.ranks_per_node, window=getattr(args, "window", None))
     try:
         return run(cfg)
     except GpucommError as exc:

@@ -57,6 +57,7 @@ class RunConfig:
     timer: str = "auto"              # auto, host, device (see timers.py)
     timeout: Optional[float] = None  # seconds; the watchdog ends a run that outlives it
     ranks_per_node: Optional[int] = None  # emulate nodes: groups of K consecutive ranks
+    window: Optional[int] = None     # bw: messages per window (None: the operation's default)
     quiet: bool = False
     sweep: bool = False              # one of several methods of one launch (set by run())
 
@@ -301,6 +302,7 @@ def _run_method(cfg, comm, MPI, where, out, dog):
     backend = _collective(lambda: make_backend(backend_name, lrank), comm)
     ctx = Context(comm, MPI, backend)
     ctx.op_name = cfg.op
+    ctx.window = cfg.window
     ctx.local_rank, ctx.local_size, ctx.host_node = lrank, lsize, host_node
 
     # placement: which device each rank drives; two ranks of one node on one GPU is an error
@@ -372,7 +374,7 @@ def _run_method(cfg, comm, MPI, where, out, dog):
             samples = -(-iters // batch)
             graph = None
             if use_graph:
-                graph, note = _capture(comm, backend, lambda: [op.step(size) for _ in range(batch)])
+                graph, note = _capture(comm, backend, lambda: op.loop(size, batch))
                 if graph is None:
                     if cfg.graph == "on":
                         raise collective(CapabilityError(f"--graph on: {note}"))
@@ -394,8 +396,7 @@ def _run_method(cfg, comm, MPI, where, out, dog):
                 if graph is not None:
                     graph.launch(backend.stream)
                 else:
-                    for _ in range(batch):
-                        op.step(size)
+                    op.loop(size, batch)
                 times[i] = timer.stop() / batch
             # a graph holds NCCL's captured work: ncclCommDestroy waits until every graph that
             # captured the communicator is gone, so none may outlive its size

@@ -4,6 +4,7 @@ Units: GB/s = 1e9 bytes/s, times in microseconds.
 
 * goodput (the paper's definition, De Sensi et al. SC24, Sec. 3):
     - ping-pong:        S / t,            t = half round trip
+    - bw (osu_bw):      S / t,            t = one window's time / window (per message)
     - multi ping-pong:  S * P / t         (P concurrent pairs per node; per-node aggregate)
     - all-to-all:       S * (n - 1) / t   (S = block sent to each peer)
     - all-reduce:       S / t             (S = vector size; not doubled)
@@ -14,7 +15,7 @@ Units: GB/s = 1e9 bytes/s, times in microseconds.
 * algbw and busbw (nccl-tests' definitions, doc/PERFORMANCE.md):
     - algbw = buffer bytes / t, buffer = S for all-reduce and send/recv, S * n for all-to-all
     - busbw = algbw * 2(n-1)/n for all-reduce, algbw * (n-1)/n for all-to-all,
-      algbw for send/recv (ping-pong); for the multi ping-pong (no nccl-tests counterpart) the
+      algbw for send/recv (ping-pong, bw); for the multi ping-pong (no nccl-tests counterpart) the
       bytes all P pairs move per second, algbw * P, what the two nodes' links carry;
       for the pair matrix S / t, what one direction of the pair's link carries (the guard
       compares it with one link's nominal bandwidth, both modes alike).
@@ -35,7 +36,7 @@ def goodput_GBps(op, size, time_s, nranks, pairs=1):
         moved = size * pairs
     elif op == "alltoall":
         moved = size * (nranks - 1)
-    elif op in ("allreduce", "pair-uni"):
+    elif op in ("allreduce", "pair-uni", "bw"):
         moved = size
     elif op == "pair-bidir":
         moved = 2 * size

@@ -7,6 +7,10 @@ Each method is a small class over the engine's context:
 * ``send(nbytes, peer)`` / ``recv(nbytes, peer)``  point-to-point of sendbuf[:n] -> recvbuf[:n]
 * ``send_then_recv(nbytes, peer)`` / ``recv_then_send``  a ping and its answer, the answer to a
   ping (default: send and recv in turn; MPI methods post the answer's receive first)
+* ``ping_loop(nbytes, peer, n)`` / ``answer_loop``  n pings (answers) back to back: the timed
+  loop of a ping-pong sample (MPI methods bind their calls once per loop)
+* ``send_window(nbytes, peer, window)`` / ``recv_window``  the bw operation: ``window`` messages
+  one way, then a short acknowledgement back (``ack_send``/``ack_recv``)
 * ``exchange(nbytes, peer)``  send and receive with one peer at the same time (bidirectional)
 * ``sync()``                   complete what the method has queued (end of every timed iteration)
 * ``allreduce(count)`` / ``alltoall(block_bytes)``  collectives, where the method has them

@@ -6,6 +6,8 @@ from ..errors import CapabilityError
 
 TAG_DATA = 101
 TAG_DONE = 102
+#: bytes of the acknowledgement that ends a window of the bw operation (osu_bw's 4)
+ACK_BYTES = 4
 
 
 class Method:
@@ -47,6 +49,40 @@ class Method:
         """The answer of a ping-pong: receive from ``peer``, then send back."""
         self.recv(nbytes, peer)
         self.send(nbytes, peer)
+
+    def ping_loop(self, nbytes, peer, n):
+        """``n`` pings of a ping-pong, back to back (the timed loop of one sample); methods may
+        bind their calls once for the whole loop."""
+        for _ in range(n):
+            self.send_then_recv(nbytes, peer)
+
+    def answer_loop(self, nbytes, peer, n):
+        """``n`` answers of a ping-pong, back to back."""
+        for _ in range(n):
+            self.recv_then_send(nbytes, peer)
+
+    def send_window(self, nbytes, peer, window):
+        """One iteration of the bw operation's sender (as osu_bw): ``window`` messages of
+        sendbuf[:n] to ``peer`` back to back, then wait for its acknowledgement.  Methods may
+        keep several messages in flight (MPI: nonblocking sends into the same buffer, as
+        osu_bw does); the default sends them one after the other."""
+        for _ in range(window):
+            self.send(nbytes, peer)
+        self.ack_recv(peer)
+
+    def recv_window(self, nbytes, peer, window):
+        """The bw operation's receiver: ``window`` messages into recvbuf[:n], then acknowledge."""
+        for _ in range(window):
+            self.recv(nbytes, peer)
+        self.ack_send(peer)
+
+    def ack_send(self, peer):
+        """The acknowledgement that ends a window: ACK_BYTES through the method itself (into
+        the peer's receive buffer, which the bw sender does not validate)."""
+        self.send(ACK_BYTES, peer)
+
+    def ack_recv(self, peer):
+        self.recv(ACK_BYTES, peer)
 
     def exchange(self, nbytes, peer):
         """sendbuf[:n] to ``peer`` and recvbuf[:n] from it at the same time (bidirectional)."""

@@ -5,7 +5,7 @@ from ..errors import CapabilityError
 from .host import HostMethod
 
 # what each operation needs from the MPI (see capabilities.gpu_aware_mpi)
-NEEDED = {"pingpong": "p2p", "multi-pingpong": "p2p", "pair-matrix": "p2p", "allreduce": "full", "alltoall": "full"}
+NEEDED = {"pingpong": "p2p", "bw": "p2p", "multi-pingpong": "p2p", "pair-matrix": "p2p", "allreduce": "full", "alltoall": "full"}
 _RANK = {"none": 0, "p2p": 1, "full": 2}
 
 

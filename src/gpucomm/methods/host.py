@@ -3,6 +3,8 @@
 Point-to-point uses persistent requests (MPI_Send_init/MPI_Recv_init, once per size and peer;
 each iteration is MPI_Start + MPI_Wait), so that no buffer is parsed or bound in the timed
 loop; GPUCOMM_MPI_PERSISTENT=0 uses plain MPI_Send/MPI_Recv with pre-bound buffer specs.
+A ping-pong sample's loop binds the four calls once (ping_loop/answer_loop); the bw operation's
+window is ``window`` nonblocking messages into the same buffer, as osu_bw does.
 """
 
 import os
@@ -34,6 +36,19 @@ class PersistentP2P:
     def __init__(self, comm, mb):
         self.comm, self.mb = comm, mb
         self.sends, self.recvs, self.pairs = {}, {}, {}
+        self.windows = {}  # (peer, 'send'|'recv', window) -> [requests], all on one buffer
+
+    def window(self, peer, kind, window):
+        """``window`` persistent requests of one kind with ``peer`` (made on first use)."""
+        key = (peer, kind, window)
+        reqs = self.windows.get(key)
+        if reqs is None:
+            if kind == "send":
+                reqs = [self.comm.Send_init(self.mb.s, dest=peer, tag=TAG_DATA) for _ in range(window)]
+            else:
+                reqs = [self.comm.Recv_init(self.mb.r, source=peer, tag=TAG_DATA) for _ in range(window)]
+            self.windows[key] = reqs
+        return reqs
 
     def add(self, peer, kind):
         if kind == "send":
@@ -50,9 +65,12 @@ class PersistentP2P:
         return pair
 
     def free(self):
-        for req in list(self.sends.values()) + list(self.recvs.values()):
+        reqs = list(self.sends.values()) + list(self.recvs.values())
+        for window in self.windows.values():
+            reqs += window
+        for req in reqs:
             req.Free()
-        self.sends, self.recvs, self.pairs = {}, {}, {}
+        self.sends, self.recvs, self.pairs, self.windows = {}, {}, {}, {}
 
 
 class HostMpi:
@@ -120,6 +138,76 @@ class HostMpi:
             self.comm.Recv(self.mb.r, source=peer, tag=TAG_DATA)
             self.comm.Send(self.mb.s, dest=peer, tag=TAG_DATA)
 
+    def mpi_ping_loop(self, nbytes, peer, n):
+        """``n`` pings with the four calls bound once; the answer's receive is started right
+        after the ping leaves (off the critical path: the answer cannot come earlier)."""
+        if self.p2p is None:
+            send, recv, s, r = self.comm.Send, self.comm.Recv, self.mb.s, self.mb.r
+            for _ in range(n):
+                send(s, peer, TAG_DATA)
+                recv(r, peer, TAG_DATA)
+            return
+        recv, send = self.p2p.pairs.get(peer) or self.p2p.pair(peer)
+        rs, rw, ss, sw = recv.Start, recv.Wait, send.Start, send.Wait
+        for _ in range(n):
+            ss()
+            rs()
+            sw()
+            rw()
+
+    def mpi_answer_loop(self, nbytes, peer, n):
+        """``n`` answers; the next ping's receive is started once the answer has left, so that
+        between a ping's arrival and its answer only the send is started."""
+        if self.p2p is None:
+            send, recv, s, r = self.comm.Send, self.comm.Recv, self.mb.s, self.mb.r
+            for _ in range(n):
+                recv(r, peer, TAG_DATA)
+                send(s, peer, TAG_DATA)
+            return
+        if n < 1:
+            return
+        recv, send = self.p2p.pairs.get(peer) or self.p2p.pair(peer)
+        rs, rw, ss, sw = recv.Start, recv.Wait, send.Start, send.Wait
+        rs()
+        for _ in range(n - 1):
+            rw()
+            ss()
+            rs()
+            sw()
+        rw()
+        ss()
+        sw()
+
+    def mpi_send_window(self, nbytes, peer, window):
+        """``window`` nonblocking sends of the same buffer, completed together, then the
+        receiver's one-byte acknowledgement (osu_bw's loop)."""
+        MPI = self.ctx.MPI
+        if self.p2p is not None:
+            reqs = self.p2p.window(peer, "send", window)
+            MPI.Prequest.Startall(reqs)
+        else:
+            reqs = [self.comm.Isend(self.mb.s, dest=peer, tag=TAG_DATA) for _ in range(window)]
+        MPI.Request.Waitall(reqs)
+        self.wait_notify(peer)
+
+    def mpi_recv_window(self, nbytes, peer, window):
+        """``window`` nonblocking receives into the same buffer (as osu_bw; the messages carry
+        the same data), then the acknowledgement."""
+        MPI = self.ctx.MPI
+        if self.p2p is not None:
+            reqs = self.p2p.window(peer, "recv", window)
+            MPI.Prequest.Startall(reqs)
+        else:
+            reqs = [self.comm.Irecv(self.mb.r, source=peer, tag=TAG_DATA) for _ in range(window)]
+        MPI.Request.Waitall(reqs)
+        self.notify(peer)
+
+    def ack_send(self, peer):
+        self.notify(peer)
+
+    def ack_recv(self, peer):
+        self.wait_notify(peer)
+
     def mpi_exchange(self, nbytes, peer):
         """A simultaneous send to and receive from ``peer``: persistent requests started
         together (as for a ping, the receive first), else MPI_Sendrecv."""
@@ -151,6 +239,10 @@ class HostMethod(HostMpi, Method):
     recv = HostMpi.mpi_recv
     send_then_recv = HostMpi.mpi_send_then_recv
     recv_then_send = HostMpi.mpi_recv_then_send
+    ping_loop = HostMpi.mpi_ping_loop
+    answer_loop = HostMpi.mpi_answer_loop
+    send_window = HostMpi.mpi_send_window
+    recv_window = HostMpi.mpi_recv_window
     exchange = HostMpi.mpi_exchange
 
     def allreduce(self, count):

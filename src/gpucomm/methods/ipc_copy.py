@@ -34,7 +34,7 @@ from .base import Method
 SYNC_MODES = ("auto", "stream", "host")
 #: operations made of point-to-point transfers (send/recv/exchange); all-to-all and all-reduce
 #: end every iteration with an MPI barrier anyway
-P2P_OPS = ("pingpong", "multi-pingpong", "pair-matrix")
+P2P_OPS = ("pingpong", "bw", "multi-pingpong", "pair-matrix")
 
 
 def sync_request():
@@ -181,6 +181,38 @@ class IpcCopyMethod(Method):
         if self.pull:
             self._copy(self.recvbuf.data.ptr, self.peer_send[peer], nbytes)
             self.be.stream.synchronize()
+
+    def send_window(self, nbytes, peer, window):
+        """The bw operation's sender: ``window`` copies back to back on the stream, one flag
+        for all of them, then wait for the receiver's (pull: one flag, the receiver copies)."""
+        if self.on_stream:
+            if not self.pull:
+                for _ in range(window):
+                    self._copy(self.peer_recv[peer], self.sendbuf.data.ptr, nbytes)
+            self._signal(peer)
+            self._await(peer)
+            return
+        if not self.pull:
+            for _ in range(window):
+                self._copy(self.peer_recv[peer], self.sendbuf.data.ptr, nbytes)
+            self.be.stream.synchronize()
+        self.notify(peer)
+        self.wait_notify(peer)
+
+    def recv_window(self, nbytes, peer, window):
+        if self.on_stream:
+            self._await(peer)
+            if self.pull:
+                for _ in range(window):
+                    self._copy(self.recvbuf.data.ptr, self.peer_send[peer], nbytes)
+            self._signal(peer)
+            return
+        self.wait_notify(peer)
+        if self.pull:
+            for _ in range(window):
+                self._copy(self.recvbuf.data.ptr, self.peer_send[peer], nbytes)
+            self.be.stream.synchronize()
+        self.notify(peer)
 
     def exchange(self, nbytes, peer):
         """Both ranks push into each other's receive buffer at once, then tell each other

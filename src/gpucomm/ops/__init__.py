@@ -3,11 +3,12 @@
 from ..errors import GpucommError
 from .allreduce import AllReduce
 from .alltoall import AllToAll
+from .bandwidth import Bandwidth
 from .multipingpong import MultiPingPong
 from .pairmatrix import PairMatrix
 from .pingpong import PingPong
 
-REGISTRY = {op.name: op for op in (PingPong, MultiPingPong, PairMatrix, AllReduce, AllToAll)}
+REGISTRY = {op.name: op for op in (PingPong, Bandwidth, MultiPingPong, PairMatrix, AllReduce, AllToAll)}
 
 
 def get_operation(name):

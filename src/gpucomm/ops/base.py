@@ -73,6 +73,11 @@ class Operation:
         """One iteration; the engine's timer then waits for the method (method.sync())."""
         raise NotImplementedError
 
+    def loop(self, size, n):
+        """``n`` iterations back to back: one timed sample (or what a CUDA graph captures)."""
+        for _ in range(n):
+            self.step(size)
+
     def validate(self, size):
         """None, or a message naming what was wrong in this rank's received data."""
         raise NotImplementedError

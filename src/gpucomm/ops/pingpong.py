@@ -12,7 +12,7 @@ class PingPong(Operation):
     @classmethod
     def check_ranks(cls, nranks):
         if nranks != 2:
-            return f"pingpong needs exactly 2 ranks, got {nranks} (start it with mpirun/srun -n 2)"
+            return f"{cls.name} needs exactly 2 ranks, got {nranks} (start it with mpirun/srun -n 2)"
         return None
 
     def __init__(self, ctx, method):
@@ -37,6 +37,13 @@ class PingPong(Operation):
             m.send_then_recv(size, self.peer)
         else:
             m.recv_then_send(size, self.peer)
+
+    def loop(self, size, n):
+        m = self.method
+        if self.first:
+            m.ping_loop(size, self.peer, n)
+        else:
+            m.answer_loop(size, self.peer, n)
 
     def validate(self, size):
         got = self.ctx.recvbuf[:size]

@@ -48,7 +48,8 @@ PAYLOAD_VARIANTS = {
 #: osu_bw, the ping-pong against osu_latency's ping-pong.  A ping-pong against a one-way
 #: stream is reported, not judged: each of its transfers waits for the one before to be
 #: answered, one hand-over latency per transfer that no stream pays (~5 us with ipc-copy's
-#: stream flags, ~9 us through UCX on the reference node: 3-5 % of a 64 MiB transfer).
+#: stream flags, ~9 us through UCX on the reference node: 3-5 % of a 64 MiB transfer;
+#: bench/results/2026-11-30-nvidia-h200-x2/README.md, 14-issue8).
 CRITERIA = {
     ("ipc-copy-bw", "*", "bw"): ("ratio_min", 0.97),
     ("ipc-copy", "*", "bw"): None,

@@ -112,34 +112,17 @@ class HostMpi:
             self.comm.Recv(self.mb.r, source=peer, tag=TAG_DATA)
 
     def mpi_send_then_recv(self, nbytes, peer):
-        """A ping and its answer: with persistent requests the answer's receive is started
-        before the ping leaves (it cannot come earlier), then both are waited for; four calls
-        on two pre-bound requests (MPI_Startall/MPI_Waitall cost more from Python: mpi4py
-        converts the request list in every call), else MPI_Send then MPI_Recv."""
-        if self.p2p is not None:
-            recv, send = self.p2p.pairs.get(peer) or self.p2p.pair(peer)
-            recv.Start()
-            send.Start()
-            send.Wait()
-            recv.Wait()
-        else:
-            self.comm.Send(self.mb.s, dest=peer, tag=TAG_DATA)
-            self.comm.Recv(self.mb.r, source=peer, tag=TAG_DATA)
+        """A ping and its answer: the timed loop's one iteration (mpi_ping_loop)."""
+        self.mpi_ping_loop(nbytes, peer, 1)
 
     def mpi_recv_then_send(self, nbytes, peer):
-        """The answer: receive the ping, send it back (one call level less than recv + send)."""
-        if self.p2p is not None:
-            recv, send = self.p2p.pairs.get(peer) or self.p2p.pair(peer)
-            recv.Start()
-            recv.Wait()
-            send.Start()
-            send.Wait()
-        else:
-            self.comm.Recv(self.mb.r, source=peer, tag=TAG_DATA)
-            self.comm.Send(self.mb.s, dest=peer, tag=TAG_DATA)
+        """The answer to a ping: the timed loop's one iteration (mpi_answer_loop)."""
+        self.mpi_answer_loop(nbytes, peer, 1)
 
     def mpi_ping_loop(self, nbytes, peer, n):
-        """``n`` pings with the four calls bound once; the answer's receive is started right
+        """``n`` pings with the four calls bound once (persistent requests: MPI_Start and
+        MPI_Wait on two pre-bound requests; MPI_Startall/MPI_Waitall cost more from Python,
+        mpi4py converts the request list in every call); the answer's receive is started right
         after the ping leaves (off the critical path: the answer cannot come earlier)."""
         if self.p2p is None:
             send, recv, s, r = self.comm.Send, self.comm.Recv, self.mb.s, self.mb.r
@@ -178,31 +161,29 @@ class HostMpi:
         ss()
         sw()
 
-    def mpi_send_window(self, nbytes, peer, window):
-        """``window`` nonblocking sends of the same buffer, completed together, then the
-        receiver's one-byte acknowledgement (osu_bw's loop)."""
+    def _mpi_window(self, peer, kind, window):
+        """``window`` nonblocking sends or receives of the same buffer, completed together
+        (osu_bw's loop; the messages carry the same data)."""
         MPI = self.ctx.MPI
         if self.p2p is not None:
-            reqs = self.p2p.window(peer, "send", window)
+            reqs = self.p2p.window(peer, kind, window)
             MPI.Prequest.Startall(reqs)
-        else:
+        elif kind == "send":
             reqs = [self.comm.Isend(self.mb.s, dest=peer, tag=TAG_DATA) for _ in range(window)]
-        MPI.Request.Waitall(reqs)
-        self.wait_notify(peer)
-
-    def mpi_recv_window(self, nbytes, peer, window):
-        """``window`` nonblocking receives into the same buffer (as osu_bw; the messages carry
-        the same data), then the acknowledgement."""
-        MPI = self.ctx.MPI
-        if self.p2p is not None:
-            reqs = self.p2p.window(peer, "recv", window)
-            MPI.Prequest.Startall(reqs)
         else:
             reqs = [self.comm.Irecv(self.mb.r, source=peer, tag=TAG_DATA) for _ in range(window)]
         MPI.Request.Waitall(reqs)
-        self.notify(peer)
+
+    def mpi_send_window(self, nbytes, peer, window):
+        self._mpi_window(peer, "send", window)
+        self.ack_recv(peer)
+
+    def mpi_recv_window(self, nbytes, peer, window):
+        self._mpi_window(peer, "recv", window)
+        self.ack_send(peer)
 
     def ack_send(self, peer):
+        """The window's acknowledgement: a one-byte host message (Method.notify)."""
         self.notify(peer)
 
     def ack_recv(self, peer):
@@ -210,7 +191,7 @@ class HostMpi:
 
     def mpi_exchange(self, nbytes, peer):
         """A simultaneous send to and receive from ``peer``: persistent requests started
-        together (as for a ping, the receive first), else MPI_Sendrecv."""
+        together (as for a ping), else MPI_Sendrecv."""
         if self.p2p is not None:
             self.mpi_send_then_recv(nbytes, peer)
         else:

@@ -1,12 +1,11 @@
 """Unidirectional bandwidth between two ranks, as osu_bw measures it: rank 0 sends ``window``
 messages back to back (--window, default 64 like osu_bw's -W), rank 1 receives them and answers
 with a short acknowledgement; time = the iteration / window, the time per message, so
-goodput = size / time (metrics.py).  Unlike the ping-pong, several messages may be in flight
+goodput = size / time (metrics.py, as the ping-pong's records).  Unlike the ping-pong, several messages may be in flight
 and no message waits for the one before it to be answered: this is the operation the copy
 engine's and osu_bw's figures describe, the ping-pong's adds one hand-over per message."""
 
-from ..backend import pattern_seed
-from ..metrics import busbw_GBps, goodput_GBps
+from .base import Operation
 from .pingpong import PingPong
 
 DEFAULT_WINDOW = 64
@@ -25,22 +24,13 @@ class Bandwidth(PingPong):
     def meta(self):
         return {"window": self.window}
 
-    def prepare(self, size):
-        be, ctx = self.be, self.ctx
-        ctx.sendbuf[:size] = be.pattern(size, pattern_seed(ctx.rank, size))
-        ctx.recvbuf[:size] = 0
-        self.expected = be.pattern(size, pattern_seed(self.peer, size)) if not self.first else None
-        be.synchronize()
-
     def step(self, size):
         if self.first:
             self.method.send_window(size, self.peer, self.window)
         else:
             self.method.recv_window(size, self.peer, self.window)
 
-    def loop(self, size, n):
-        for _ in range(n):
-            self.step(size)
+    loop = Operation.loop  # a window per iteration (not the ping-pong's loop)
 
     def validate(self, size):
         # the receiver's buffer holds the last message (they all carry the same data); the
@@ -50,8 +40,3 @@ class Bandwidth(PingPong):
     def corrupt(self, size):
         if not self.first:
             super().corrupt(size)
-
-    def metrics(self, size, time_s):
-        n = self.ctx.nranks
-        return {"goodput_GBps": goodput_GBps(self.name, size, time_s, n),
-                "busbw_GBps": busbw_GBps(self.name, size, time_s, n)}

@@ -2,6 +2,8 @@
 whose ranks ran and failed is returned as it is."""
 import sys
 
+import pytest
+
 import conftest
 
 FLAKY = """
@@ -30,7 +32,8 @@ def test_launcher_failure_is_retried(tmp_path, recwarn):
 
 
 def test_persistent_launcher_failure_is_reported(tmp_path):
-    run, launches = _run(tmp_path, 5)
+    with pytest.warns(UserWarning, match="trying again"):
+        run, launches = _run(tmp_path, 5)
     assert (run.returncode, launches) == (213, conftest.LAUNCH_ATTEMPTS)
 
 

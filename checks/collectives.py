@@ -8,8 +8,9 @@ goodput) and busbw_1GiB (nccl-tests' bus bandwidth), GB/s.
 import reframe as rfm
 from reframe.core.builtins import parameter
 
-from gpucomm import METHODS
-from gpucomm.rfm import COLLECTIVE_PERF_POINTS, GpucommCheck
+from gpucomm.constants import METHODS
+from gpucomm.contract import COLLECTIVE_PERF_POINTS
+from gpucomm.rfm import GpucommCheck
 
 
 class _CollectiveCheck(GpucommCheck):

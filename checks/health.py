@@ -8,7 +8,7 @@ references in config/references/<system>.yaml under HealthCheck, by partition an
 import reframe as rfm
 from reframe.core.builtins import parameter
 
-from gpucomm.health import SweepCheck
+from gpucomm.rfm import SweepCheck
 
 
 @rfm.simple_test

@@ -18,8 +18,9 @@ On one machine, ``-S emulate_nodes=y`` runs the nodes as groups of ranks (the pa
 import reframe as rfm
 from reframe.core.builtins import parameter, run_after, variable
 
-from gpucomm import METHODS
-from gpucomm.rfm import SCALING_PERF_POINTS, GpucommCheck
+from gpucomm.constants import METHODS
+from gpucomm.contract import SCALING_PERF_POINTS
+from gpucomm.rfm import GpucommCheck
 
 #: node counts of the scaling checks (the paper's Figs. 9/10: 2 to 512)
 NODE_COUNTS = [2 ** i for i in range(1, 10)]

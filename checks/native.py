@@ -12,8 +12,8 @@ from reframe.core.exceptions import SanityError
 
 from gpucomm.native.nccltests import parse_nccl_tests
 from gpucomm.native.osu import op_of, parse_osu
-from gpucomm.native.rfm import NativeCheck
-from gpucomm.rfm import COLLECTIVE_PERF_POINTS, PERF_POINTS
+from gpucomm.rfm import NativeCheck
+from gpucomm.contract import COLLECTIVE_PERF_POINTS, PERF_POINTS
 from gpucomm.sizes import parse_sizes
 
 
@@ -92,7 +92,7 @@ class OsuCheck(OsuBase):
         super().identify()
         self.method = "host" if self.buffers == "host" else "gpu-aware-mpi"
 
-    def requirements(self):
+    def tool_requirements(self):
         if self.buffers == "host":
             return ["*"], ["+mpi"]
         return ["+gpu"], ["+gpu-aware-mpi"]
@@ -122,7 +122,7 @@ class OsuXcclCheck(OsuBase):
     buffers = "device"
     method = "ccl"
 
-    def requirements(self):
+    def tool_requirements(self):
         return ["+gpu"], ["+mpi +nccl", "+mpi +rccl"]
 
     def method_label(self):
@@ -149,7 +149,7 @@ class NcclTestsCheck(NativeCheck):
         self.benchmark = f"{self.test}_perf"
         self.op = {"all_reduce": "allreduce", "all_gather": "allgather"}.get(self.test, self.test)
 
-    def requirements(self):
+    def tool_requirements(self):
         return ["+gpu"], ["+nccl", "+rccl"]
 
     def tool_options(self):

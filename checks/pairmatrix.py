@@ -8,7 +8,7 @@ nodes and CI).  Fails naming each pair below its class's reference (gpucomm.rfm_
 import reframe as rfm
 from reframe.core.builtins import parameter, run_after
 
-from gpucomm.rfm_pairs import PairMatrixBase
+from gpucomm.rfm import PairMatrixBase
 
 
 @rfm.simple_test

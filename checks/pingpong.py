@@ -7,7 +7,7 @@ goodput_1MiB, goodput_64MiB, goodput_1GiB.
 import reframe as rfm
 from reframe.core.builtins import parameter
 
-from gpucomm import METHODS
+from gpucomm.constants import METHODS
 from gpucomm.rfm import GpucommCheck
 
 

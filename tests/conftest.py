@@ -60,3 +60,42 @@ def mpirun():
         return _launch(cmd, dict(base_env, **(env or {})), timeout)
     run.script = script
     return run
+
+
+# -- groups and markers, declared once ------------------------------------------------------
+# tests/unit     no launcher: parsers, formulas, references, report, the layers' import rules
+# tests/payload  the payload under mpirun (CPU stand-ins for the GPU paths)
+# tests/rfm      ReFrame runs and dry runs of the checks (local system, sites)
+# tests/slurm    through a real Slurm (.ci/slurm-up.sh, .ci/cluster-up.sh)
+GROUPS = ("unit", "payload", "rfm", "slurm")
+#: marker -> (what it needs, how to tell whether it is there)
+NEEDS = {
+    "mpirun": ("an MPI launcher (pip install -e '.[mpi,test]')", lambda: _mpirun() is not None),
+    "chromium": ("headless Chromium (apt-get install chromium)",
+                 lambda: bool(shutil.which("chromium") or shutil.which("chromium-browser"))),
+}
+
+
+def pytest_configure(config):
+    for group in GROUPS:
+        config.addinivalue_line("markers", f"{group}: tests of the {group} group (tests/{group}/)")
+    for name, (what, _) in NEEDS.items():
+        config.addinivalue_line("markers", f"{name}: needs {what}; skipped without it")
+
+
+def pytest_collection_modifyitems(config, items):
+    here = Path(__file__).resolve().parent
+    have = {}
+    for item in items:
+        rel = Path(str(item.fspath)).resolve().relative_to(here)
+        if rel.parts and rel.parts[0] in GROUPS:
+            item.add_marker(getattr(pytest.mark, rel.parts[0]))
+        if "mpirun" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.mpirun)
+        for name, (what, present) in NEEDS.items():
+            if item.get_closest_marker(name) is None:
+                continue
+            if name not in have:
+                have[name] = present()
+            if not have[name]:
+                item.add_marker(pytest.mark.skip(reason=f"needs {what}"))

@@ -7,9 +7,9 @@ Exit status and error line as the payload's (cli.main)."""
 
 import sys
 
-from gpucomm import cli, engine, methods
-from gpucomm.backend import NumpyBackend
-from gpucomm.methods.host import HostMethod
+from gpucomm.payload import cli, engine, methods
+from gpucomm.payload.backend import NumpyBackend
+from gpucomm.payload.methods.host import HostMethod
 
 
 class ReplayGraph:

@@ -17,10 +17,10 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from gpucomm import cli, engine
-from gpucomm.backend import NumpyBackend
+from gpucomm.payload import cli, engine
+from gpucomm.payload.backend import NumpyBackend
 from gpucomm.errors import CapabilityError
-from gpucomm.methods import ipc_copy
+from gpucomm.payload.methods import ipc_copy
 
 _SHM = "/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir()
 _files, _maps = [], {}

@@ -7,9 +7,9 @@ import time
 
 from mpi4py import MPI  # noqa: F401  (MPI_Init before the clock starts)
 
-from gpucomm import engine, methods, ops
-from gpucomm.methods.base import Method
-from gpucomm.ops.base import Operation
+from gpucomm.payload import engine, methods, ops
+from gpucomm.payload.methods.base import Method
+from gpucomm.payload.ops.base import Operation
 
 
 class NullMethod(Method):

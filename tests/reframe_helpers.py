@@ -10,7 +10,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 CONFIG = REPO / "config" / "settings.py"
 CHECKS = REPO / "checks"
-SHARED_CSV = REPO.parent / "shared" / "paper_reference.csv"
+SHARED_CSV = REPO / "src" / "gpucomm" / "data" / "paper_reference.csv"  # the shipped copy
 
 #: the inter-node checks (checks/internode.py), tested in test_internode.py
 INTERNODE_CHECKS = ("MultiPingPongCheck", "AllToAllScalingCheck", "AllReduceScalingCheck")

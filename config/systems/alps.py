@@ -25,7 +25,7 @@ Sources:
 
 import os
 
-from gpucomm.siteconf import (bind_wrapper, env_list, gpu_binding, gpu_resource, python,
+from gpucomm.site.siteconf import (bind_wrapper, env_list, gpu_binding, gpu_resource, python,
                               slurm_access)
 
 #: the uenv providing Cray MPICH (with the CUDA GTL), CUDA, NCCL and aws-ofi-nccl;

@@ -22,7 +22,7 @@ Sources:
   (HicrestLaboratory/Blink-GPU utils/find_nodes_distance.sh) and the payload records.
 """
 
-from gpucomm.siteconf import (bind_wrapper, env_list, gpu_binding, gpu_resource, python,
+from gpucomm.site.siteconf import (bind_wrapper, env_list, gpu_binding, gpu_resource, python,
                               slurm_access)
 
 site_configuration = {

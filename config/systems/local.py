@@ -11,8 +11,8 @@ reference set applies only to the node class it was measured on.
 
 import os
 
-from gpucomm.probe import node_info
-from gpucomm.siteconf import LOCAL_GPU_ENV, local_mpirun_options
+from gpucomm.site.probe import node_info
+from gpucomm.site.siteconf import LOCAL_GPU_ENV, local_mpirun_options
 
 _info = node_info()
 _features, _env_features, _env_vars, _launcher_opts = [], [], [], []

@@ -21,7 +21,7 @@ Sources:
   different switches (docs.lumi-supercomputer.eu/hardware/network/); placement as on Leonardo.
 """
 
-from gpucomm.siteconf import (bind_wrapper, env_list, gpu_binding, gpu_resource, python,
+from gpucomm.site.siteconf import (bind_wrapper, env_list, gpu_binding, gpu_resource, python,
                               slurm_access)
 
 #: CPU masks for tasks 0..7 (LUMI docs): cores 49-55, 57-63, 17-23, 25-31, 1-7, 9-15, 33-39,

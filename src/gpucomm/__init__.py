@@ -1,10 +1,11 @@
 """gpucomm: GPU-to-GPU communication benchmarks and ReFrame checks.
 
-The payload (``python -m gpucomm``) measures one operation (ping-pong, all-reduce, ...)
-with one method (host MPI, trivial staging, GPU-aware MPI, CUDA/HIP IPC copy, NCCL/RCCL),
-the four ways of moving data between GPUs that De Sensi et al. (SC24) compared.
+Layers (docs/architecture.md): ``payload`` runs on compute nodes under mpirun/srun (numpy,
+mpi4py, cupy only); ``rfm`` is the ReFrame library the checks in checks/ build on; ``native``
+parses OSU and nccl-tests output; ``site`` holds node probing and site-configuration helpers;
+``analysis`` holds report, compare, references and tolerances (pandas, matplotlib).  What they
+share: ``constants`` (names), ``contract`` (the payload's output), ``errors``, ``sizes``,
+``metrics`` and ``pairs``.
 """
 
 __version__ = "0.1.0"
-
-METHODS = ("host", "staging", "gpu-aware-mpi", "ipc-copy", "ccl")

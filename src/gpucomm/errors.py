@@ -1,28 +1,30 @@
 """Errors the payload reports as one line and an exit code (never a traceback)."""
 
+from .constants import EXIT_BAD_INPUT, EXIT_CAPABILITY, EXIT_IMPLAUSIBLE, EXIT_VALIDATION
+
 
 class GpucommError(Exception):
     """Bad input or a failed run; the message is shown to the user as is."""
 
-    exit_code = 2
+    exit_code = EXIT_BAD_INPUT
 
 
 class CapabilityError(GpucommError):
     """The method or operation cannot run on this machine (no GPU, no NCCL, MPI not GPU-aware)."""
 
-    exit_code = 3
+    exit_code = EXIT_CAPABILITY
 
 
 class ValidationError(GpucommError):
     """Received data did not match what was sent."""
 
-    exit_code = 4
+    exit_code = EXIT_VALIDATION
 
 
 class PlausibilityError(GpucommError):
     """A measured bandwidth is above the link's nominal limit: a measurement bug."""
 
-    exit_code = 5
+    exit_code = EXIT_IMPLAUSIBLE
 
 
 def collective(exc):

@@ -1,0 +1,245 @@
+"""PNG plots (matplotlib, Agg) and the self-contained HTML page."""
+
+import base64
+import html
+import io
+import os
+import re
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator  # noqa: E402
+from PIL import Image  # noqa: E402  (matplotlib's own dependency)
+
+from ...constants import METHODS  # noqa: E402
+from ...sizes import size_label  # noqa: E402
+
+COLORS = {"host": "#7f7f7f", "staging": "#ff7f0e", "gpu-aware-mpi": "#2ca02c", "ipc-copy": "#9467bd",
+          "ccl": "#1f77b4"}
+OPS = ("pingpong", "multi-pingpong", "allreduce", "alltoall")
+EXTRA_COLORS = ["#d62728", "#8c564b", "#e377c2", "#17becf", "#bcbd22"]
+
+
+def slug(*parts):
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", "_".join(str(p) for p in parts)).strip("-")
+
+
+def _size_axis(ax, sizes):
+    lo, hi = int(np.log2(max(sizes.min(), 1))), int(np.ceil(np.log2(sizes.max())))
+    step = 5 if hi - lo > 16 else 2 if hi - lo > 6 else 1
+    ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_locator(FixedLocator([2.0 ** k for k in range(lo - lo % step, hi + 1, step)]))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: size_label(int(round(x)))))
+    ax.set_xlabel("message size")
+    ax.grid(True, which="major", alpha=0.3)
+
+
+def _lines(group):
+    """(label, color, style, DataFrame by size) per method; pairs folded into their median."""
+    out, extra = [], iter(EXTRA_COLORS * 4)
+    multi_env = group["environ"].nunique() > 1
+    for (method, environ), g in group.groupby(["method", "environ"], sort=False):
+        pairs = g["pair"].dropna().nunique()
+        agg = g.groupby("size")[["goodput_GBps", "time_us", "time_us_p05", "time_us_p95"]].median()
+        label = method + (f" [{environ}]" if multi_env else "") + (f" (median of {pairs} pairs)" if pairs > 1 else "")
+        color = COLORS.get(method) or next(extra)
+        out.append((label, color, "-" if method in METHODS else "--", agg))
+    order = {m: i for i, m in enumerate(METHODS)}
+    return sorted(out, key=lambda t: order.get(t[0].split()[0], 99))
+
+
+def _save(fig, path):
+    """PNG with a 256-colour palette: a third of the size, the same look."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    plt.close(fig)
+    image = Image.open(buf).convert("RGB")
+    image.quantize(colors=256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE).save(path, optimize=True)
+
+
+def _legend(ax):
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
+
+
+def _title(ax, where, op, group, what):
+    dev = group["device_name"].dropna()
+    ranks = group["nranks"].dropna()
+    sub = ", ".join(filter(None, [dev.iloc[0] if len(dev) else "",
+                                  f"{int(ranks.max())} ranks" if len(ranks) else ""]))
+    ax.set_title(f"{where} - {op} {what}" + (f"\n{sub}" if sub else ""), fontsize=10)
+
+
+def goodput_plot(where, op, group, path):
+    fig, ax = plt.subplots(figsize=(7.6, 4.2), dpi=100)
+    for label, color, style, g in _lines(group):
+        ax.plot(g.index, g["goodput_GBps"], style, marker="o", ms=3, lw=1.5, color=color, label=label)
+        # the 5-95 % band of the per-iteration times, as goodput (goodput ~ 1 / time)
+        ax.fill_between(g.index, g["goodput_GBps"] * g["time_us"] / g["time_us_p95"],
+                        g["goodput_GBps"] * g["time_us"] / g["time_us_p05"], color=color, alpha=0.15, lw=0)
+    nominal = group.dropna(subset=["nominal_GBps"]).groupby("nominal_GBps")
+    for value, g in nominal:  # one dotted line per limit, named after the methods it limits
+        methods = ", ".join(m for m in METHODS if m in set(g["method"])) if nominal.ngroups > 1 else ""
+        src = g["nominal_source"].dropna()
+        src = src.iloc[0] if len(src) and src.iloc[0] != "none" else ""
+        ax.axhline(value, color="black", ls=":", lw=1.2)
+        ax.annotate(f"nominal {value:.4g} GB/s" + (f" ({src})" if src else "") + (f": {methods}" if methods else ""),
+                    (0.01, value), xycoords=("axes fraction", "data"), va="bottom", fontsize=7.5)
+    ax.set_yscale("log")
+    ax.set_ylabel("goodput (GB/s)")
+    _size_axis(ax, group["size"])
+    _title(ax, where, op, group, "goodput")
+    ax.set_ylim(top=ax.get_ylim()[1] * 2)  # room for the nominal labels
+    _legend(ax)
+    fig.tight_layout()
+    _save(fig, path)
+
+
+def latency_plot(where, op, group, max_size, path):
+    small = group[group["size"] <= max_size]
+    if small.empty:
+        return False
+    fig, ax = plt.subplots(figsize=(7.6, 4.2), dpi=100)
+    for label, color, style, g in _lines(small):
+        ax.plot(g.index, g["time_us"], style, marker="o", ms=3, lw=1.5, color=color, label=label)
+        ax.fill_between(g.index, g["time_us_p05"], g["time_us_p95"], color=color, alpha=0.15, lw=0)
+    span = small["time_us_p95"].max() / small["time_us_p05"].min()
+    if span > 4:  # log only where the times span more than a factor of a few
+        ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:g}"))
+        ax.yaxis.set_minor_formatter(FuncFormatter(lambda y, _: f"{y:g}" if f"{y:g}"[0] in "235" else ""))
+    ax.set_ylabel("time (us, median; band 5-95 %)")
+    _size_axis(ax, small["size"])
+    _title(ax, where, op, small, f"latency up to {size_label(int(max_size))}")
+    _legend(ax)
+    fig.tight_layout()
+    _save(fig, path)
+    return True
+
+
+def heatmap_plot(where, op, method, group, size, path):
+    """Goodput per GPU pair (source rows, destination columns) at ``size`` (default: the largest
+    size every pair measured)."""
+    g = group.dropna(subset=["pair"])
+    if g["pair"].nunique() < 2:
+        return False
+    if size is None:
+        common = set.intersection(*(set(s) for _, s in g.groupby("pair")["size"]))
+        size = max(common) if common else g["size"].max()
+    g = g[g["size"] == size]
+    ends = g["pair"].str.split("-", n=1, expand=True).reindex(columns=[0, 1])
+    g = g.assign(src=ends[0], dst=ends[1].fillna(""))
+    mat = g.pivot_table(index="src", columns="dst", values="goodput_GBps", aggfunc="median")
+    key = lambda idx: [(0, int(x), "") if str(x).isdigit() else (1, 0, str(x)) for x in idx]  # noqa: E731
+    mat = mat.sort_index(key=key).sort_index(axis=1, key=key)
+    fig, ax = plt.subplots(figsize=(1.6 + 0.75 * max(len(mat.columns), 3), 1.6 + 0.6 * max(len(mat), 3)), dpi=110)
+    im = ax.imshow(mat.values, cmap="viridis", aspect="auto")
+    ax.set_xticks(range(len(mat.columns)), mat.columns)
+    ax.set_yticks(range(len(mat.index)), mat.index)
+    ax.set_xlabel("to GPU")
+    ax.set_ylabel("from GPU")
+    norm = im.norm
+    for (i, j), v in np.ndenumerate(mat.values):
+        if np.isfinite(v):  # white on the dark half of viridis
+            ax.text(j, i, f"{v:.3g}", ha="center", va="center", fontsize=8,
+                    color="white" if norm(v) < 0.5 else "black")
+    fig.colorbar(im, ax=ax, label="goodput (GB/s)")
+    ax.set_title(f"{where} - {op} {method}\ngoodput per pair at {size_label(int(size))}", fontsize=10)
+    fig.tight_layout()
+    _save(fig, path)
+
+
+def plots(cur, outdir, latency_max=64 << 10, heatmap_size=None):
+    """Every plot of this run's sweeps: ([(section title, [png paths])], [problems])."""
+    sections, problems = [], []
+
+    def attempt(name, draw, *args):
+        path = os.path.join(outdir, name)
+        try:
+            return path if draw(*args, path) is not False else None
+        except Exception as exc:  # noqa: BLE001 - odd data must not stop the rest of the report
+            plt.close("all")
+            problems.append(f"{name}: not drawn ({type(exc).__name__}: {exc})")
+
+    ops = {op: i for i, op in enumerate(OPS)}
+    groups = sorted(cur.groupby(["system", "partition", "op"]),
+                    key=lambda kv: (kv[0][:2], ops.get(kv[0][2], 9), kv[0][2]))
+    for (system, partition, op), group in groups:
+        where = f"{system}:{partition}"
+        group = group[(group["size"] > 0) & (group["goodput_GBps"] > 0)]
+        if group.empty:
+            continue
+        pngs = [attempt(f"goodput_{slug(system, partition, op)}.png", goodput_plot, where, op, group),
+                attempt(f"latency_{slug(system, partition, op)}.png", latency_plot, where, op, group, latency_max)]
+        for method, g in group.groupby("method"):
+            pngs.append(attempt(f"pairs_{slug(system, partition, op, method)}.png", heatmap_plot,
+                                where, op, method, g, heatmap_size))
+        sections.append((f"{where} - {op}", [p for p in pngs if p]))
+    return sections, problems
+
+
+CSS = """
+body{font-family:system-ui,sans-serif;margin:1.5em;color:#222;max-width:1600px}
+h1{font-size:1.5em}h2{font-size:1.2em;margin-top:1.6em;border-bottom:1px solid #ccc}
+.plots{display:flex;flex-wrap:wrap;gap:10px}.plots img{max-width:100%;border:1px solid #eee}
+table{border-collapse:collapse;font-size:12px;margin:.5em 0}
+th,td{border:1px solid #ddd;padding:2px 6px;text-align:left}th{background:#f3f3f3}td.n{text-align:right}
+td.regressed,td.ref-fail,td.fail{background:#f8c9c4}td.improved{background:#cdeccd}
+pre{background:#f6f6f6;padding:.6em;font-size:12px;white-space:pre-wrap}
+pre.FAIL{border-left:4px solid #c0392b}pre.PASS{border-left:4px solid #27ae60}
+.note{color:#666;font-size:12px}
+"""
+
+
+def _table(df, index=False, limit=None):
+    if df is None or df.empty:
+        return '<p class="note">nothing to show</p>'
+    if "pair" in df and df["pair"].isna().all():
+        df = df.drop(columns="pair")
+    more = ""
+    if limit and len(df) > limit:
+        more = f'<p class="note">first {limit} of {len(df)} rows; the CSV has all</p>'
+        df = df.head(limit)
+    text = df.to_html(index=index, na_rep="", border=0,
+                      float_format=lambda x: f"{x:.0f}" if abs(x) >= 1000 else f"{x:.4g}", escape=True)
+    text = re.sub(r"<td>([-+]?[\d.]+(e[-+]?\d+)?%?)</td>", r'<td class="n">\1</td>', text)
+    return re.sub(r"<td>(regressed|improved|ref-fail|fail)</td>", r'<td class="\1">\1</td>', text) + more
+
+
+def _img(path):
+    with open(path, "rb") as fp:
+        data = base64.b64encode(fp.read()).decode()
+    return f'<img alt="{html.escape(os.path.basename(path))}" src="data:image/png;base64,{data}">'
+
+
+def _csv_link(path):
+    with open(path, "rb") as fp:
+        data = base64.b64encode(fp.read()).decode()
+    name = html.escape(os.path.basename(path))
+    return f'<a download="{name}" href="data:text/csv;base64,{data}">{name}</a>'
+
+
+def page(path, *, title, health_text, plot_sections, tables, csv_files, problems, files):
+    """tables: [(heading, html, note)]."""
+    status = "FAIL" if health_text.startswith("gpucomm health: FAIL") else "PASS"
+    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+             f"<style>{CSS}</style></head><body><h1>{html.escape(title)}</h1>",
+             f'<h2>Health</h2><pre class="{status}">{html.escape(health_text)}</pre>']
+    if problems:
+        parts.append("<h2>Input problems</h2><ul>" +
+                     "".join(f"<li>{html.escape(p)}</li>" for p in problems) + "</ul>")
+    for heading, pngs in plot_sections:
+        parts.append(f"<h2>{html.escape(heading)}</h2><div class='plots'>" + "".join(map(_img, pngs)) + "</div>")
+    for heading, body, note in tables:
+        parts.append(f"<h2>{html.escape(heading)}</h2>" + (f'<p class="note">{html.escape(note)}</p>' if note else "")
+                     + body)
+    parts.append("<h2>Data</h2><p>CSV (embedded): " + " &middot; ".join(map(_csv_link, csv_files)) + "</p>")
+    kinds = pd.Series([k for _, k, _ in files]).value_counts()
+    parts.append(f'<p class="note">{len(files)} input files read: '
+                 + ", ".join(f"{n} {k}" for k, n in kinds.items()) + "</p></body></html>")
+    with open(path, "w") as fp:
+        fp.write("\n".join(parts))

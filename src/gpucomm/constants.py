@@ -1,0 +1,79 @@
+"""Every name gpucomm's layers share, stated once (as EESSI's ``constants.py``).
+
+Payload, ReFrame library, site helpers and analysis import these; none of them spells a method,
+a feature, an extras key or an exit code as a literal of its own.
+"""
+
+#: the methods, in the paper's order plus host MPI (the CPU stand-in and Fig. 7's baseline)
+HOST, STAGING, GPU_AWARE_MPI, IPC_COPY, CCL = "host", "staging", "gpu-aware-mpi", "ipc-copy", "ccl"
+METHODS = (HOST, STAGING, GPU_AWARE_MPI, IPC_COPY, CCL)
+#: the methods that move device memory (every one but host)
+GPU_METHODS = tuple(m for m in METHODS if m != HOST)
+
+#: our method -> the paper's benchmark name in paper_reference.csv (its ``method`` column)
+PAPER_METHOD = {CCL: "ccl", GPU_AWARE_MPI: "gpu_aware_mpi", STAGING: "staging",
+                IPC_COPY: "device_copy", HOST: "host_mpi"}
+#: the paper's name -> ours
+METHOD_OF_PAPER = {paper: ours for ours, paper in PAPER_METHOD.items()}
+
+#: payload operations (``python -m gpucomm OP``)
+PINGPONG, BW, MULTI_PINGPONG, PAIR_MATRIX = "pingpong", "bw", "multi-pingpong", "pair-matrix"
+ALLREDUCE, ALLTOALL = "allreduce", "alltoall"
+OPERATIONS = (PINGPONG, BW, MULTI_PINGPONG, PAIR_MATRIX, ALLREDUCE, ALLTOALL)
+COLLECTIVES = (ALLREDUCE, ALLTOALL)
+
+#: ReFrame features: of a partition (gpu, nvgpu, amdgpu) and of an environment (the rest)
+FEATURE_GPU, FEATURE_NVGPU, FEATURE_AMDGPU = "gpu", "nvgpu", "amdgpu"
+FEATURE_MPI, FEATURE_CUPY, FEATURE_NCCL, FEATURE_RCCL = "mpi", "cupy", "nccl", "rccl"
+FEATURE_GPU_AWARE_MPI = "gpu-aware-mpi"
+
+#: method -> (valid_systems, valid_prog_environs): what a partition and an environment must
+#: offer (ReFrame feature specs; rfm.availability reads them for every check and the sweep)
+METHOD_REQUIREMENTS = {
+    HOST: (["*"], ["+mpi"]),
+    STAGING: (["+gpu"], ["+mpi +cupy"]),
+    GPU_AWARE_MPI: (["+gpu"], ["+gpu-aware-mpi +cupy"]),
+    IPC_COPY: (["+gpu"], ["+mpi +cupy"]),
+    CCL: (["+gpu"], ["+mpi +cupy +nccl", "+mpi +cupy +rccl"]),
+}
+
+#: how far an MPI takes device buffers (payload.capabilities; GPUCOMM_GPU_AWARE_MPI's values)
+GPU_AWARE_NONE, GPU_AWARE_P2P, GPU_AWARE_FULL = "none", "p2p", "full"
+GPU_AWARE_LEVELS = (GPU_AWARE_NONE, GPU_AWARE_P2P, GPU_AWARE_FULL)
+
+#: where the nodes of a multi-node job sit on the network, nearest first (payload.topology)
+PLACEMENTS = ("same-switch", "different-switch", "different-group")
+ANY_PLACEMENT = "any"
+
+#: keys of a partition's or an environment's ``extras`` that the checks read
+#: (config/systems/*.py set them; docs/architecture.md lists what each means)
+class Extras:
+    PYTHON = "python"                              # environment: the payload's interpreter
+    GPU_AWARE_MPI_LEVEL = "gpu_aware_mpi_level"    # environment: none, p2p, full
+    NODES = "nodes"                                # partition: how many nodes it has
+    PLACEMENT_OPTIONS = "placement_options"        # partition: {placement: [sbatch options]}
+    LAUNCHER_OPTIONS = "launcher_options"          # list, every launch
+    METHOD_LAUNCHER_OPTIONS = "method_launcher_options"  # {method or 'default': list}
+    JOB_OPTIONS = "job_options"                    # list of scheduler options
+    METHOD_ENV_VARS = "method_env_vars"            # {method or 'default': {VAR: value}}
+    LINK_BANDWIDTH = "link_bandwidth_GBps"         # one GPU pair's link, GB/s
+    GPU_BANDWIDTH = "gpu_bandwidth_GBps"           # all links of one GPU, GB/s
+    NETWORK_BANDWIDTH = "network_bandwidth_GBps"   # one node's network, GB/s
+    PAIR_CLASSES = "pair_classes"                  # {class: ["0-1", ...], "default": class}
+    OSU_DIR = "osu_dir"
+    NCCL_TESTS_DIR = "nccl_tests_dir"
+
+#: the payload's exit codes (payload.cli; the README lists them)
+EXIT_OK = 0
+EXIT_INTERNAL = 1      # a bug or an unexpected library failure
+EXIT_BAD_INPUT = 2
+EXIT_CAPABILITY = 3    # this machine cannot run the method or operation
+EXIT_VALIDATION = 4    # received data did not match what was sent
+EXIT_IMPLAUSIBLE = 5   # a bandwidth above the link's nominal limit
+EXIT_INTERRUPTED = 130
+EXIT_TIMEOUT = 124     # the watchdog ended a hang
+
+#: the environment of every run on a shared GPU node: no NVLink multicast for NCCL, PyTorch
+#: or NVSHMEM
+NO_MULTICAST_ENV = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1",
+                    "NVSHMEM_DISABLE_NVLS": "1"}

@@ -1,0 +1,87 @@
+"""The one contract between the payload and whoever reads its output (checks, report, compare).
+
+The payload prints one ``GPUCOMM-RESULT {json}`` line per size (a *record*), ends with one
+``GPUCOMM-DONE {json}`` line (its *summary*: ok, per-method status, error), writes both to the
+``--json`` file the checks keep (RESULTS_FILE), and says an error as one ``gpucomm: error: ...``
+line on stderr.  Perf variables are named after *points* of a sweep: a size and a record field
+(``latency`` = the median time in us).
+"""
+
+import json
+
+RESULT_TAG = "GPUCOMM-RESULT"
+DONE_TAG = "GPUCOMM-DONE"
+ERROR_PREFIX = "gpucomm: error:"
+#: the --json file a check asks for and keeps
+RESULTS_FILE = "gpucomm_results.json"
+#: ReFrame's name of a job's stdout
+STDOUT_FILE = "rfm_job.out"
+#: the record field a perf point may name instead of a record key: the median time (us)
+LATENCY = "latency"
+
+
+def parse_output(text):
+    """What a run printed, read back: its records (the RESULT_TAG lines, in order) and its
+    summary (the DONE_TAG line, None if it did not finish)."""
+    records, summary = [], None
+    for line in text.splitlines():
+        if line.startswith(RESULT_TAG + " "):
+            records.append(json.loads(line[len(RESULT_TAG) + 1:]))
+        elif line.startswith(DONE_TAG + " "):
+            summary = json.loads(line[len(DONE_TAG) + 1:])
+    return records, summary
+
+
+def result_line(record):
+    return f"{RESULT_TAG} {json.dumps(record, sort_keys=True)}"
+
+
+def done_line(summary):
+    return f"{DONE_TAG} {json.dumps(summary, sort_keys=True)}"
+
+
+def record_value(rec, key):
+    """One number of a record: LATENCY (the median time, us) or a record field."""
+    return rec["time_us"]["median"] if key == LATENCY else rec[key]
+
+
+def by_size(records):
+    return {rec["size"]: rec for rec in records}
+
+
+def by_method_size(records):
+    return {(rec["method"], rec["size"]): rec for rec in records}
+
+
+def first_error(stderr_text):
+    """The payload's own reason from its stderr (the first ERROR_PREFIX line), or ''."""
+    for line in stderr_text.splitlines():
+        if ERROR_PREFIX in line:
+            return line.split(ERROR_PREFIX, 1)[1].strip()
+    return ""
+
+
+#: perf variable -> (size in bytes, record field or LATENCY, unit)
+PERF_POINTS = {
+    "latency_8B": (8, LATENCY, "us"),
+    "goodput_1MiB": (1 << 20, "goodput_GBps", "GB/s"),
+    "goodput_64MiB": (64 << 20, "goodput_GBps", "GB/s"),
+    "goodput_256MiB": (256 << 20, "goodput_GBps", "GB/s"),
+    "goodput_1GiB": (1 << 30, "goodput_GBps", "GB/s"),
+}
+COLLECTIVE_PERF_POINTS = dict(PERF_POINTS, busbw_1GiB=(1 << 30, "busbw_GBps", "GB/s"))
+#: the scaling checks' points: all-to-all at 2 MiB blocks (Fig. 9), all-reduce at 1 GiB (Fig. 10)
+SCALING_PERF_POINTS = {
+    "goodput_2MiB": (2 << 20, "goodput_GBps", "GB/s"),
+    "busbw_2MiB": (2 << 20, "busbw_GBps", "GB/s"),
+    "goodput_1GiB": (1 << 30, "goodput_GBps", "GB/s"),
+    "busbw_1GiB": (1 << 30, "busbw_GBps", "GB/s"),
+}
+#: the health sweep's points: latency at 8 B, goodput at 1 MiB and 64 MiB
+HEALTH_PERF_POINTS = {k: PERF_POINTS[k] for k in ("latency_8B", "goodput_1MiB", "goodput_64MiB")}
+
+
+def read_run(text):
+    """({size: record}, summary) of a run's output."""
+    records, summary = parse_output(text)
+    return by_size(records), summary

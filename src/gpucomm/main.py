@@ -1,0 +1,26 @@
+"""The ``gpucomm`` command: payload operations go to the payload's command line; ``report`` and
+``tolerances`` to the analysis layer; ``probe`` to the site layer.  Each is imported only when
+called, so a payload-only install never imports ReFrame, pandas or matplotlib."""
+
+import sys
+
+#: subcommand -> "module:function" taking the remaining arguments
+TOOLS = {"report": "gpucomm.analysis.report:main",
+         "tolerances": "gpucomm.analysis.tolerances:main",
+         "probe": "gpucomm.site.probe:main"}
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] and argv[0] in TOOLS:
+        import importlib
+        module, func = TOOLS[argv[0]].split(":")
+        try:
+            mod = importlib.import_module(module)
+        except ImportError as exc:
+            print(f"gpucomm: error: 'gpucomm {argv[0]}' needs {exc.name}: install gpucomm[report]",
+                  file=sys.stderr)
+            return 2
+        return getattr(mod, func)(argv[1:])
+    from .payload.cli import main as payload_main
+    return payload_main(argv)

@@ -1,0 +1,159 @@
+"""Array backends: numpy (host memory) and cupy (CUDA or ROCm device memory).
+
+Every buffer is a flat uint8 array.  Device buffers come straight from cudaMalloc/hipMalloc
+(not from cupy's pool), so their base address is the allocation's and IPC handles map 1:1.
+"""
+
+import numpy as np
+
+from ..errors import CapabilityError
+
+PATTERN_PERIOD = 251  # prime: a shifted pattern never equals the unshifted one
+
+
+_SEED_MULTIPLIERS = (1, 37, 101, 151, 193)
+
+
+def pattern_seed(*keys):
+    """An offset into the pattern for (rank, [peer,] size): with the other keys fixed, any two
+    ranks (or peers) below 251 get different offsets, so misrouted data never validates."""
+    h = 0
+    for mult, k in zip(_SEED_MULTIPLIERS, keys):
+        k = int(k)
+        h += mult * ((k + k.bit_length()) if k >= PATTERN_PERIOD else k)
+    return h % PATTERN_PERIOD
+
+
+def _base_pattern(seed):
+    # values 1..251 (never 0, the poison value), a permutation rotated by seed
+    return ((np.arange(PATTERN_PERIOD, dtype=np.int64) * 37 + seed) % PATTERN_PERIOD + 1).astype(np.uint8)
+
+
+class NumpyBackend:
+    name = "numpy"
+    is_device = False
+    xp = np
+
+    def __init__(self, device=None):
+        self.device = None
+
+    def empty(self, nbytes, dtype=np.uint8):
+        return np.empty(nbytes // np.dtype(dtype).itemsize, dtype=dtype)
+
+    def host_empty(self, nbytes):
+        return np.empty(nbytes, dtype=np.uint8)
+
+    def pattern(self, n, seed):
+        return np.resize(_base_pattern(seed), n)
+
+    def asarray(self, host_array):
+        return np.ascontiguousarray(host_array)
+
+    def to_host(self, arr):
+        return np.asarray(arr)
+
+    def first_mismatch(self, got, expected):
+        bad = np.flatnonzero(got != expected)
+        return int(bad[0]) if bad.size else -1
+
+    def synchronize(self):
+        pass
+
+    def copy(self, dst, src, nbytes):
+        dst[:nbytes] = src[:nbytes]
+
+    def describe(self):
+        return {"backend": "numpy", "device": "host"}
+
+
+class CupyBackend:
+    name = "cupy"
+    is_device = True
+
+    def __init__(self, device):
+        try:
+            import cupy
+        except Exception as exc:  # ImportError, or a broken CUDA install
+            raise CapabilityError(f"cupy is not usable here ({type(exc).__name__}: {exc}); "
+                                  "GPU methods need cupy (pip install gpucomm[cuda13])") from None
+        self.xp = cupy
+        rt = cupy.cuda.runtime
+        self.runtime = rt
+        self.is_hip = bool(getattr(rt, "is_hip", False))
+        try:
+            count = rt.getDeviceCount()
+        except Exception as exc:
+            raise CapabilityError(f"no usable GPU: {exc}") from None
+        if count < 1:
+            raise CapabilityError("no GPU visible to this rank")
+        self.device = device % count
+        self.visible_devices = count
+        cupy.cuda.Device(self.device).use()
+        # one stream for everything this rank does: cupy kernels, copies and NCCL calls
+        self.stream = cupy.cuda.Stream(non_blocking=True)
+        self.stream.use()
+
+    def empty(self, nbytes, dtype=np.uint8):
+        cupy = self.xp
+        mem = cupy.cuda.Memory(max(nbytes, 1))  # a plain cudaMalloc, no pool
+        ptr = cupy.cuda.MemoryPointer(mem, 0)
+        return cupy.ndarray((nbytes // np.dtype(dtype).itemsize,), dtype=dtype, memptr=ptr)
+
+    def host_empty(self, nbytes):
+        import cupyx
+        return cupyx.empty_pinned((nbytes,), dtype=np.uint8)
+
+    def pattern(self, n, seed):
+        base = self.xp.asarray(_base_pattern(seed))
+        reps = -(-n // PATTERN_PERIOD)
+        return self.xp.tile(base, reps)[:n]
+
+    def asarray(self, host_array):
+        return self.xp.asarray(host_array)
+
+    def to_host(self, arr):
+        return self.xp.asnumpy(arr)
+
+    def first_mismatch(self, got, expected):
+        bad = self.xp.flatnonzero(got != expected)
+        return int(bad[0]) if bad.size else -1
+
+    def synchronize(self):
+        self.stream.synchronize()
+        self.xp.cuda.Device(self.device).synchronize()
+
+    def copy(self, dst, src, nbytes):
+        self.runtime.memcpyAsync(dst.data.ptr, src.data.ptr, nbytes, self.runtime.memcpyDefault,
+                                 self.stream.ptr)
+
+    def capture(self, steps):
+        """A graph of what ``steps()`` queues on the rank's stream (captured, not run)."""
+        stream = self.stream
+        stream.begin_capture()
+        try:
+            steps()
+        except BaseException:
+            try:
+                stream.end_capture()
+            except Exception:
+                pass
+            raise
+        return stream.end_capture()
+
+    def pci_bus_id(self):
+        return self.xp.cuda.Device(self.device).pci_bus_id
+
+    def describe(self):
+        props = self.runtime.getDeviceProperties(self.device)
+        name = props["name"]
+        name = name.decode() if isinstance(name, bytes) else str(name)
+        return {"backend": "cupy-rocm" if self.is_hip else "cupy-cuda", "device": self.device,
+                "pci_bus_id": self.pci_bus_id(), "name": name}
+
+
+def make_backend(name, device):
+    if name == "numpy":
+        return NumpyBackend()
+    if name == "cupy":
+        return CupyBackend(device)
+    raise ValueError(name)

@@ -1,0 +1,167 @@
+"""Command line: ``python -m gpucomm OPERATION --method M --sizes 1:1G ...`` under mpirun/srun."""
+
+import argparse
+import sys
+import time
+
+from .. import __version__
+from ..constants import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, METHODS
+from ..errors import GpucommError
+from ..sizes import parse_sizes
+from .topology import env_rank
+
+
+def _early_error(message, code=EXIT_BAD_INPUT):
+    """An error found before MPI starts, identical on every rank: rank 0 says it once; the other
+    ranks wait a moment so the launcher does not end rank 0 before its line is out."""
+    rank = env_rank() or 0
+    if rank == 0:
+        print(f"gpucomm: error: {message}", file=sys.stderr, flush=True)
+    else:
+        time.sleep(2)
+    return code
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, exit 2, printed once
+        sys.exit(_early_error(f"{message} (see gpucomm --help)"))
+
+
+def _number(kind, minimum, strict=False):
+    """argparse type: a number of ``kind`` (int, float) not below ``minimum`` (above it if strict)."""
+    noun = "an integer" if kind is int else "a number"
+
+    def convert(text):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {noun}") from None
+        if not (value > minimum if strict else value >= minimum):
+            raise argparse.ArgumentTypeError(f"{text!r} must be {'>' if strict else '>='} {minimum}")
+        return value
+    return convert
+
+
+def _methods(text):
+    """argparse type: METHOD, M1,M2,... or 'all' -> the comma-joined list, in METHODS order."""
+    names = list(METHODS) if text.strip() == "all" else [t.strip() for t in text.split(",")]
+    bad = [n for n in names if n not in METHODS]
+    if bad or not names:
+        raise argparse.ArgumentTypeError(
+            f"unknown method {', '.join(map(repr, bad)) or repr(text)}: choose from {', '.join(METHODS)} or all")
+    if len(set(names)) != len(names):
+        raise argparse.ArgumentTypeError(f"{text!r} names a method twice")
+    return ",".join(names)
+
+
+_positive_int = _number(int, 1)
+_nonneg_int = _number(int, 0)
+_nonneg_float = _number(float, 0)
+_positive_float = _number(float, 0, strict=True)
+
+
+def build_parser():
+    from .ops import REGISTRY as OPS
+    p = _Parser(prog="gpucomm", description="GPU-to-GPU communication benchmarks (run under mpirun or srun).",
+                epilog="other commands: gpucomm probe (what this node offers, as JSON), gpucomm report "
+                       "and gpucomm tolerances (ReFrame results; need gpucomm[report])")
+    p.add_argument("--version", action="version", version=f"gpucomm {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    for name in OPS:
+        s = sub.add_parser(name, help=f"run the {name} benchmark")
+        s.add_argument("--method", required=True, type=_methods, metavar="METHOD[,METHOD...]",
+                       help=f"one of: {', '.join(METHODS)}; several (comma-separated, or 'all') run in "
+                            "turn in one launch, each skipped with its reason where this machine "
+                            "cannot do it")
+        s.add_argument("--sizes", default="1:1G",
+                       help="message sizes: SIZE or MIN:MAX[:FACTOR], comma-separated; "
+                            "binary units K, M, G (default 1:1G)")
+        s.add_argument("--iters", type=_positive_int, default=None,
+                       help="timed iterations per size (default: 1000 up to 64 KiB, 200 up to 1 MiB, "
+                            "50 up to 64 MiB, 20 above)")
+        s.add_argument("--batch", type=_positive_int, default=None, metavar="N",
+                       help="iterations per timed sample, run back to back between two barriers "
+                            "(default: 20 up to 64 KiB, 4 up to 1 MiB, 5 above; at least 10 samples)")
+        s.add_argument("--budget", type=_positive_float, default=None, metavar="SECONDS",
+                       help="timed seconds per size: fewer iterations than --iters where one is slow "
+                            "(estimated from the last warm-up iteration; at least 10)")
+        s.add_argument("--graph", choices=("auto", "on", "off"), default="auto",
+                       help="capture each sample's iterations into a CUDA/HIP graph and time its "
+                            "launch (ccl only); auto: where the method allows it, else the plain loop")
+        s.add_argument("--warmup", type=_nonneg_int, default=None,
+                       help="untimed iterations per size (default: a tenth of --iters, at least 2)")
+        s.add_argument("--backend", choices=("auto", "numpy", "cupy"), default="auto",
+                       help="array backend (auto: numpy for host, cupy for the GPU methods)")
+        s.add_argument("--json", dest="json_path", metavar="FILE", help="write all records to FILE")
+        s.add_argument("--max-bandwidth", type=_nonneg_float, default=None, metavar="GBPS",
+                       help="nominal link limit in GB/s; a faster result is an error (default: detect; 0: off)")
+        s.add_argument("--timer", choices=("auto", "host", "device"), default="auto",
+                       help="per-iteration timer: host clock after synchronisation, or device events "
+                            "(ccl, and ipc-copy's point-to-point with stream flags); auto: device where "
+                            "the method allows it, host otherwise")
+        s.add_argument("--ranks-per-node", type=_positive_int, default=None, metavar="K",
+                       help="treat consecutive groups of K ranks as nodes (a multi-node run emulated "
+                            "on one machine); default: the MPI shared-memory domains")
+        s.add_argument("--timeout", type=_nonneg_float, default=None, metavar="SECONDS",
+                       help="end the run (every rank, exit 124) if it lasts longer; 0 or unset: no limit")
+        s.add_argument("--allow-shared-gpu", action="store_true",
+                       help="allow two ranks of a node on one GPU")
+        if getattr(OPS[name], "windowed", False):
+            s.add_argument("--window", type=_positive_int, default=None, metavar="W",
+                           help="messages sent back to back before the receiver's acknowledgement "
+                                "(osu_bw's -W; default 64)")
+        s.add_argument("--quiet", action="store_true", help="no human table, JSON records only")
+        s.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
+    return p
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser().parse_args(argv)
+    try:
+        sizes = parse_sizes(args.sizes)
+    except GpucommError as exc:
+        return _early_error(exc, exc.exit_code)
+    from .engine import RunConfig, run
+    cfg = RunConfig(op=args.command, method=args.method, sizes=sizes, iters=args.iters, warmup=args.warmup,
+                    batch=args.batch, graph=args.graph, budget=args.budget,
+                    backend=args.backend, json_path=args.json_path, max_bandwidth=args.max_bandwidth,
+                    allow_shared_gpu=args.allow_shared_gpu, quiet=args.quiet, timer=args.timer,
+                    timeout=args.timeout or None,
+                    ranks_per_node=args.ranks_per_node, window=getattr(args, "window", None))
+    try:
+        return run(cfg)
+    except GpucommError as exc:
+        return _fail(exc, exc.exit_code, getattr(exc, "collective", False))
+    except KeyboardInterrupt:
+        return _fail("interrupted", EXIT_INTERRUPTED, False)
+    except Exception as exc:  # a bug or an unexpected library failure: say so, end every rank
+        if args.debug:
+            import traceback
+            traceback.print_exc()
+        return _fail(f"internal error: {type(exc).__name__}: {exc}", EXIT_INTERNAL, False)
+
+
+def _fail(message, code, collective):
+    """Report an error and end this rank.  A collective error (every rank raised the same one)
+    is printed once by rank 0, then all ranks meet in a barrier so that none exits before the
+    line is out; a local one is printed by its rank, which then aborts the whole job, since the
+    other ranks may be waiting for it in a call."""
+    try:
+        from mpi4py import MPI
+        live = MPI.Is_initialized() and not MPI.Is_finalized()
+    except Exception:
+        live = False
+    if not live:
+        return _early_error(message, code)
+    comm = MPI.COMM_WORLD
+    if collective:
+        if comm.rank == 0:
+            print(f"gpucomm: error: {message}", file=sys.stderr, flush=True)
+        comm.Barrier()
+        return code
+    print(f"gpucomm: error: rank {comm.rank}: {message}", file=sys.stderr, flush=True)
+    if comm.size > 1:
+        comm.Abort(code)
+    return code

@@ -1,0 +1,70 @@
+"""Fault injection for the tests: every GPUCOMM_TEST_* hook, read and checked here.
+
+* GPUCOMM_TEST_CORRUPT=RANK:SIZE    damages one received byte of that rank at that size;
+* GPUCOMM_TEST_HANG=RANK:SIZE       that rank stops answering there (with
+  GPUCOMM_TEST_HANG_EXIT set: it exits at once, a killed rank);
+* GPUCOMM_TEST_SLOW_PAIR=I:J:SECONDS  the pair matrix's degraded link: rank I sleeps SECONDS in
+  every timed iteration it shares with rank J (ping-pong I->J, not J->I; the bidirectional
+  exchange and concurrent rounds of I and J);
+* GPUCOMM_TEST_IPC_REFUSED=RANK     opening the peers' IPC handles fails on that rank as the
+  driver's refusal would (ipc-copy).
+
+A malformed value is an error, never ignored; the slow pair is named in the output's header and
+JSON meta, the others in the error they cause.
+"""
+
+import os
+
+from ..errors import GpucommError, collective
+
+CORRUPT, HANG, HANG_EXIT = "GPUCOMM_TEST_CORRUPT", "GPUCOMM_TEST_HANG", "GPUCOMM_TEST_HANG_EXIT"
+SLOW_PAIR, IPC_REFUSED = "GPUCOMM_TEST_SLOW_PAIR", "GPUCOMM_TEST_IPC_REFUSED"
+
+
+def _rank_size(var):
+    spec = os.environ.get(var, "")
+    if not spec:
+        return None
+    try:
+        rank, size = spec.split(":")
+        return int(rank), int(size)
+    except ValueError:
+        raise collective(GpucommError(f"bad {var}={spec!r}: expected RANK:SIZE")) from None
+
+
+def corruption_request():
+    """(rank, size) of GPUCOMM_TEST_CORRUPT, or None."""
+    return _rank_size(CORRUPT)
+
+
+def hang_request():
+    """(rank, size) of GPUCOMM_TEST_HANG, or None."""
+    return _rank_size(HANG)
+
+
+def hang_exits():
+    return bool(os.environ.get(HANG_EXIT))
+
+
+def slow_pair_request():
+    """(i, j, seconds) of GPUCOMM_TEST_SLOW_PAIR, or None."""
+    spec = os.environ.get(SLOW_PAIR, "")
+    if not spec:
+        return None
+    try:
+        i, j, delay = spec.split(":")
+        i, j, delay = int(i), int(j), float(delay)
+        if i == j or min(i, j) < 0 or not 0 < delay <= 10:
+            raise ValueError
+    except ValueError:
+        raise collective(GpucommError(f"bad {SLOW_PAIR}={spec!r}: expected I:J:SECONDS, "
+                                      "I != J ranks, 0 < SECONDS <= 10")) from None
+    return i, j, delay
+
+
+def ipc_refused(rank):
+    """Whether GPUCOMM_TEST_IPC_REFUSED names ``rank``."""
+    hook = os.environ.get(IPC_REFUSED, "")
+    if hook and not hook.isdigit():
+        raise GpucommError(f"bad {IPC_REFUSED}={hook!r}: expected a rank")
+    return hook == str(rank)

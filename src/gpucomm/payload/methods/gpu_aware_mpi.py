@@ -1,0 +1,30 @@
+"""``gpu-aware-mpi``: device buffers handed straight to MPI (CUDA-/ROCm-aware MPI)."""
+
+from ..capabilities import gpu_aware_mpi
+from ...errors import CapabilityError
+from .host import HostMethod
+
+# what each operation needs from the MPI (see capabilities.gpu_aware_mpi)
+NEEDED = {"pingpong": "p2p", "bw": "p2p", "multi-pingpong": "p2p", "pair-matrix": "p2p", "allreduce": "full", "alltoall": "full"}
+_RANK = {"none": 0, "p2p": 1, "full": 2}
+
+
+class GpuAwareMpiMethod(HostMethod):
+    name = "gpu-aware-mpi"
+    backends = ("cupy", "numpy")
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        if self.be.is_device:
+            level, why = gpu_aware_mpi(ctx.MPI.Get_library_version())
+            # every rank must agree, or one rank would hand device memory to MPI and crash
+            level = ("none", "p2p", "full")[ctx.comm.allreduce(_RANK[level], op=ctx.MPI.MIN)]
+            need = NEEDED.get(ctx.op_name, "full")
+            if _RANK[level] < _RANK[need]:
+                what = " for collectives on device buffers" if need == "full" else ""
+                raise CapabilityError(f"MPI is not GPU-aware{what} (level {level}): {why}")
+            self.why = f"{level} ({why})"
+
+    def prepare(self, nbytes):
+        self.be.synchronize()  # kernels that filled the buffers must be done before MPI reads them
+        super().prepare(nbytes)

@@ -1,0 +1,274 @@
+"""``ipc-copy``: CUDA/HIP IPC handles exchanged over MPI, then peer device-to-device copies
+(the paper's "Device-Device Copy").
+
+* point-to-point: push sendbuf[:n] into the peer's receive buffer with one copy-engine memcpy,
+  then tell the peer (GPUCOMM_IPC_MODE=pull: the sender only tells, the receiver copies from
+  the sender's buffer).  How the peer is told (GPUCOMM_IPC_SYNC, stated in the output as
+  ``peer_sync``):
+  - ``stream`` (default where the driver allows it): the sender's stream writes a count into a
+    flag in the peer's memory after the copy, the peer's stream waits for it (streamsync.py);
+    neither host waits inside the loop, as in a CUDA program that signals through memory;
+  - ``host``: the sender synchronises its stream and sends a one-byte MPI message, the receiver
+    waits for the message: a host round trip per transfer (several us, which shows at every
+    size; the paper's scheme);
+  - ``auto``: stream, else host with the reason in the output;
+* all-to-all: every rank pushes block d into rank d's receive buffer (one stream per peer so
+  the copies run concurrently), waits, then an MPI barrier ends the iteration;
+* all-reduce: the paper's naive scheme: rank 0 pulls every rank's buffer by peer copy, sums
+  them with one GPU reduction, pushes the result into every rank's receive buffer.
+
+Every rank must see the peers' GPUs (no per-rank CUDA_VISIBLE_DEVICES isolation) and the GPUs
+must be able to access each other; the handles opened are those of the ranks the operation
+exchanges with (its peers()), which must run on this rank's node.
+"""
+
+import os
+
+import numpy as np
+
+from ...errors import CapabilityError, GpucommError
+from ..streamsync import StreamFlags
+from ..faults import ipc_refused
+from .base import Method
+
+
+SYNC_MODES = ("auto", "stream", "host")
+#: operations made of point-to-point transfers (send/recv/exchange); all-to-all and all-reduce
+#: end every iteration with an MPI barrier anyway
+P2P_OPS = ("pingpong", "bw", "multi-pingpong", "pair-matrix")
+
+
+def sync_request():
+    mode = os.environ.get("GPUCOMM_IPC_SYNC", "auto").strip().lower() or "auto"
+    if mode not in SYNC_MODES:
+        raise GpucommError(f"bad GPUCOMM_IPC_SYNC={mode!r}: expected one of {', '.join(SYNC_MODES)}")
+    return mode
+
+
+class IpcCopyMethod(Method):
+    name = "ipc-copy"
+    backends = ("cupy",)
+
+    def setup(self, sendbuf, recvbuf):
+        super().setup(sendbuf, recvbuf)
+        rt = self.be.runtime
+        error = None
+        self.sync_mode = sync_request()
+        self.on_stream, self.peer_sync = False, "host"
+        flag_handle, flag_error = None, None
+        flagged = self.sync_mode != "host" and self.ctx.op_name in P2P_OPS
+        if flagged:
+            try:
+                self.flags = StreamFlags(self.be.is_hip)
+                # one 32-bit count per source rank: how many transfers it has signalled to us
+                self.flag_buf = self.be.empty(max(512, 4 * self.ctx.nranks))
+                self.flag_buf.fill(0)
+                self.be.synchronize()
+                self.flag_ptr = self.flag_buf.data.ptr
+                flag_handle = bytes(rt.ipcGetMemHandle(self.flag_ptr))
+            except Exception as exc:
+                flag_error = f"{exc} (rank {self.ctx.rank})"
+        try:
+            mine = (bytes(rt.ipcGetMemHandle(sendbuf.data.ptr)), bytes(rt.ipcGetMemHandle(recvbuf.data.ptr)),
+                    flag_handle)
+        except Exception as exc:
+            mine, error = None, f"ipcGetMemHandle failed: {exc}"
+        handles = self.comm.allgather(mine)
+        self.peer_send, self.peer_recv, self.peer_flags, self._opened = {}, {}, {}, []
+        peers = self.ctx.comm_peers  # only the ranks the operation exchanges with
+        away = [p for p in peers if not self.ctx.same_host(p)]
+        if error is None and away:
+            error = (f"rank {away[0]} runs on another node: IPC copies move data between the "
+                     "GPUs of one node only")
+        # test hook (payload.faults): the driver's refusal on that rank, through the same path
+        refused = ipc_refused(self.ctx.rank)
+        if error is None:
+            for peer in peers:
+                try:
+                    if refused:
+                        raise RuntimeError("cudaErrorInvalidDevice: invalid device ordinal "
+                                           "(GPUCOMM_TEST_IPC_REFUSED)")
+                    for table, handle in zip((self.peer_send, self.peer_recv), handles[peer][:2]):
+                        table[peer] = rt.ipcOpenMemHandle(handle, rt.cudaIpcMemLazyEnablePeerAccess)
+                        self._opened.append(table[peer])
+                except Exception as exc:
+                    error = (f"rank {self.ctx.rank}: CUDA/HIP IPC unavailable: cannot open the IPC "
+                             f"handle of rank {peer} (GPU not visible to this rank, or no peer "
+                             f"access): {exc}")
+                    break
+        errors = [e for e in self.comm.allgather(error) if e]
+        if errors:
+            self.close()
+            msg = errors[0]
+            raise CapabilityError(msg if msg.startswith("rank ") else f"CUDA/HIP IPC unavailable: {msg}")
+        self.peer_send[self.ctx.rank] = sendbuf.data.ptr
+        self.peer_recv[self.ctx.rank] = recvbuf.data.ptr
+        if flagged:
+            self._setup_flags(peers, handles, flag_error)
+        self.streams = None
+        self.stack = None
+        self.pull = os.environ.get("GPUCOMM_IPC_MODE", "push").strip().lower() == "pull"
+
+    def _setup_flags(self, peers, handles, error):
+        """Open the peers' flags and try one stream write into each and one wait; every rank
+        agrees on stream or host signalling (auto falls back to host with the reason)."""
+        rt, me = self.be.runtime, self.ctx.rank
+        stream = self.be.stream.ptr
+        if error is None:
+            try:
+                for peer in peers:
+                    if handles[peer][2] is None:
+                        raise CapabilityError(f"rank {peer} has no stream flag")
+                    self.peer_flags[peer] = rt.ipcOpenMemHandle(handles[peer][2],
+                                                                rt.cudaIpcMemLazyEnablePeerAccess)
+                    self._opened.append(self.peer_flags[peer])
+                    self.flags.write(stream, self.peer_flags[peer] + 4 * me, 0)
+                self.flags.wait(stream, self.flag_ptr + 4 * me, 0)
+                self.be.stream.synchronize()
+            except Exception as exc:
+                error = f"{exc} (rank {me})"
+        errors = [e for e in self.comm.allgather(error) if e]
+        if errors:
+            if self.sync_mode == "stream":
+                self.close()
+                raise CapabilityError(f"GPUCOMM_IPC_SYNC=stream: {errors[0]}")
+            self.peer_sync = f"host (stream flags unavailable: {errors[0]})"
+            return
+        self.on_stream, self.peer_sync = True, "stream"
+        # every transfer is now device work on the rank's stream (copy, flag write, flag wait):
+        # the engine may time it with device events (timers.py), as it does ccl
+        self.device_timer = True
+        self.signalled = {p: 0 for p in peers}  # counts written into each peer's flag for us
+        self.awaited = {p: 0 for p in peers}    # counts we have waited for from each peer
+
+    def _signal(self, peer):
+        self.signalled[peer] += 1
+        self.flags.write(self.be.stream.ptr, self.peer_flags[peer] + 4 * self.ctx.rank, self.signalled[peer])
+
+    def _await(self, peer):
+        self.awaited[peer] += 1
+        self.flags.wait(self.be.stream.ptr, self.flag_ptr + 4 * peer, self.awaited[peer])
+
+    def sync(self):
+        if self.on_stream:
+            self.be.stream.synchronize()
+
+    def _copy(self, dst_ptr, src_ptr, nbytes, stream=None):
+        rt = self.be.runtime
+        rt.memcpyAsync(dst_ptr, src_ptr, nbytes, rt.memcpyDefault, (stream or self.be.stream).ptr)
+
+    def send(self, nbytes, peer):
+        if self.on_stream:
+            if not self.pull:
+                self._copy(self.peer_recv[peer], self.sendbuf.data.ptr, nbytes)
+            self._signal(peer)
+            return
+        if not self.pull:
+            self._copy(self.peer_recv[peer], self.sendbuf.data.ptr, nbytes)
+            self.be.stream.synchronize()
+        self.notify(peer)
+
+    def recv(self, nbytes, peer):
+        if self.on_stream:
+            self._await(peer)
+            if self.pull:
+                self._copy(self.recvbuf.data.ptr, self.peer_send[peer], nbytes)
+            return
+        self.wait_notify(peer)
+        if self.pull:
+            self._copy(self.recvbuf.data.ptr, self.peer_send[peer], nbytes)
+            self.be.stream.synchronize()
+
+    def send_window(self, nbytes, peer, window):
+        """The bw operation's sender: ``window`` copies back to back on the stream, one flag
+        for all of them, then wait for the receiver's (pull: one flag, the receiver copies)."""
+        if self.on_stream:
+            if not self.pull:
+                for _ in range(window):
+                    self._copy(self.peer_recv[peer], self.sendbuf.data.ptr, nbytes)
+            self._signal(peer)
+            self._await(peer)
+            return
+        if not self.pull:
+            for _ in range(window):
+                self._copy(self.peer_recv[peer], self.sendbuf.data.ptr, nbytes)
+            self.be.stream.synchronize()
+        self.notify(peer)
+        self.wait_notify(peer)
+
+    def recv_window(self, nbytes, peer, window):
+        if self.on_stream:
+            self._await(peer)
+            if self.pull:
+                for _ in range(window):
+                    self._copy(self.recvbuf.data.ptr, self.peer_send[peer], nbytes)
+            self._signal(peer)
+            return
+        self.wait_notify(peer)
+        if self.pull:
+            for _ in range(window):
+                self._copy(self.recvbuf.data.ptr, self.peer_send[peer], nbytes)
+            self.be.stream.synchronize()
+        self.notify(peer)
+
+    def exchange(self, nbytes, peer):
+        """Both ranks push into each other's receive buffer at once, then tell each other
+        (pull mode: tell first, then both copy from the other's send buffer)."""
+        if self.on_stream:
+            if self.pull:
+                self._signal(peer)
+                self._await(peer)
+                self._copy(self.recvbuf.data.ptr, self.peer_send[peer], nbytes)
+            else:
+                self._copy(self.peer_recv[peer], self.sendbuf.data.ptr, nbytes)
+                self._signal(peer)
+                self._await(peer)
+            return
+        if self.pull:
+            self.notify_each_other(peer)
+            self._copy(self.recvbuf.data.ptr, self.peer_send[peer], nbytes)
+            self.be.stream.synchronize()
+        else:
+            self._copy(self.peer_recv[peer], self.sendbuf.data.ptr, nbytes)
+            self.be.stream.synchronize()
+        self.notify_each_other(peer)
+
+    def prepare(self, nbytes):
+        self.be.synchronize()
+        if self.ctx.op_name == "alltoall" and self.streams is None:
+            cuda = self.be.xp.cuda
+            self.streams = [cuda.Stream(non_blocking=True) for _ in range(self.ctx.nranks)]
+        if self.ctx.op_name == "allreduce" and self.ctx.rank == 0 and self.stack is None:
+            count = self.sendbuf.nbytes // 4
+            self.stack = self.be.xp.empty((self.ctx.nranks, count), dtype=np.float32)
+
+    def alltoall(self, block):
+        me = self.ctx.rank
+        src = self.sendbuf.data.ptr
+        for d in range(self.ctx.nranks):
+            self._copy(self.peer_recv[d] + me * block, src + d * block, block, self.streams[d])
+        for s in self.streams:
+            s.synchronize()
+        self.comm.Barrier()
+
+    def allreduce(self, count):
+        nbytes = count * 4
+        if self.ctx.rank == 0:
+            stack = self.stack
+            row = stack.strides[0]
+            for r in range(self.ctx.nranks):
+                self._copy(stack.data.ptr + r * row, self.peer_send[r], nbytes)
+            out = self.recvbuf[:nbytes].view(np.float32)
+            self.be.xp.sum(stack[:, :count], axis=0, out=out)
+            for r in self.ctx.peers():
+                self._copy(self.peer_recv[r], self.recvbuf.data.ptr, nbytes)
+            self.be.stream.synchronize()
+        self.comm.Barrier()
+
+    def close(self):
+        for ptr in getattr(self, "_opened", []):
+            try:
+                self.be.runtime.ipcCloseMemHandle(ptr)
+            except Exception:
+                pass
+        self._opened = []

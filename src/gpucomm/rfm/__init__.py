@@ -1,0 +1,18 @@
+"""The ReFrame library the checks in checks/ build on (hpctestlib style: documented bases,
+small plugins, no @simple_test here).
+
+* ``base.GpucommCheck``: one payload operation with one method;
+* ``sweep.SweepCheck``: every offered method of one operation in one launch (health mode);
+* ``pairs.PairMatrixBase``: every GPU pair of a node, per-pair references;
+* ``native.NativeCheck``: OSU and nccl-tests with the payload's perf variable names;
+* ``mixins``: site options and multi-node placement, one plugin each;
+* ``availability.unavailable``: "can this method run here?", for all of them;
+* ``sanity``: reading a finished run.
+"""
+
+from .base import GpucommCheck
+from .native import NativeCheck
+from .pairs import PairMatrixBase
+from .sweep import SweepCheck
+
+__all__ = ["GpucommCheck", "NativeCheck", "PairMatrixBase", "SweepCheck"]

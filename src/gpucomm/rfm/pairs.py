@@ -1,0 +1,173 @@
+"""ReFrame base of the pair-matrix check (checks/pairmatrix.py): per-pair perf variables and
+per-pair references from the partition's pair classes.
+
+Perf variables, for each swept size of ``perf_sizes`` (label L, e.g. 256MiB) and each pair:
+
+* ``uni_L_i-j``: ping-pong goodput i -> j, one pair at a time (every ordered pair);
+* ``bidir_L_i-j`` (i < j): bidirectional goodput of the pair, both directions (2 S / t);
+* ``conc_uni_L_i-j`` / ``conc_bidir_L_i-j``: the pair's goodput while all disjoint pairs run
+  (its concurrent round); ``min_pair_uni_L`` / ``min_pair_bidir_L``: the slowest single pair;
+* ``latency_8B_i-j``: ping-pong latency i -> j (us), where 8 B is swept.
+
+A pair whose GPUs have no peer access (the payload's p2p probe) gets the suffix ``_nop2p``, so
+that a failure names the reason with the pair.  ReFrame reports every perf variable below its
+reference, hence every slow pair, in one failure message.
+
+References: ``PairMatrixCheck`` in config/references/<system>.yaml, per partition, method and
+pair class (extras['pair_classes'], gpucomm.pairs.pair_class; one class 'all' without it),
+under the base name of each variable (``uni_256MiB``, ``bidir_256MiB``, ``conc_uni_256MiB``,
+``latency_8B``); ``min_pair_*`` takes the lowest class's.  Read here, not by ReFrame's ``$ref``
+(its index cannot go below the test's own variables to a pair).
+"""
+
+import reframe.utility.sanity as sn
+import yaml
+from reframe.core.builtins import variable
+from reframe.core.exceptions import ReframeError, SanityError
+
+from ..constants import HOST, PAIR_MATRIX, Extras
+from ..contract import LATENCY, parse_output, record_value
+from ..errors import GpucommError
+from ..pairs import pair_class, pair_label, tournament
+from ..sizes import parse_sizes, size_label
+from .base import GpucommCheck
+from .sanity import payload_ok, read_meta
+
+LATENCY_SIZE = 8
+
+def case_count(n, nsizes):
+    """Records the payload writes for n ranks: per size, n(n-1) ping-pongs, n(n-1)/2
+    bidirectional pairs and the concurrent rounds of both modes."""
+    return nsizes * (n * (n - 1) + n * (n - 1) // 2 + 2 * len(tournament(n)))
+
+def read_pair_records(path):
+    with open(path) as fp:
+        return parse_output(fp.read())[0]
+
+@sn.deferrable
+def every_case_ok(stdout, nranks, nsizes):
+    """True if the payload wrote one validated record per case; else a SanityError."""
+    records = read_pair_records(stdout)
+    want = case_count(nranks, nsizes)
+    bad = [r for r in records if not r.get("validated")]
+    if bad or len(records) != want:
+        raise SanityError(f"pair matrix incomplete: {len(records) - len(bad)} of {want} cases validated")
+    return True
+
+@sn.deferrable
+def pair_value(stdout, size, mode, scope, pair, key):
+    """One pair's number: goodput (GB/s) or 'latency' (median half round trip, us)."""
+    for rec in read_pair_records(stdout):
+        if rec["size"] != size or rec["mode"] != mode or rec["scope"] != scope:
+            continue
+        if scope == "single" and rec["pair"] == pair:
+            return record_value(rec, LATENCY if key == LATENCY else "goodput_GBps")
+        if scope == "concurrent":
+            for p in rec["pair_results"]:
+                if sorted(p["pair"]) == pair:
+                    return p["goodput_GBps"]
+    raise SanityError(f"no {mode} {scope} record of pair {pair_label(pair)} at {size} B")
+
+@sn.deferrable
+def min_pair_value(stdout, size, mode):
+    return min(rec["goodput_GBps"] for rec in read_pair_records(stdout)
+               if rec["size"] == size and rec["mode"] == mode and rec["scope"] == "single")
+
+class PairMatrixBase(GpucommCheck):
+    """Every GPU of the node, every pair (see the module's docstring)."""
+
+    op = PAIR_MATRIX
+    all_gpus = True
+    sizes = "8,1M,256M"
+    #: sizes with goodput perf variables where swept (the default sweep's and the health
+    #: mode's largest)
+    perf_sizes = variable(str, value="256M,1G")
+
+    def skip_reason(self):
+        if self.num_nodes != 1:
+            return f"{self.op} is the pairs of one node, not {self.num_nodes} nodes"
+        if self.method == HOST and self.gpus_per_node() > 0:
+            # host buffers between CPU processes say nothing of a GPU node's pairs (and cost
+            # 12 s of the health mode's minute on the reference node): the GPU methods run
+            return (f"{self.op} of host buffers is for nodes without GPUs; "
+                    f"{self.current_partition.fullname} has GPUs: the GPU methods test its pairs")
+        return super().skip_reason()
+
+    def check_variables(self):
+        super().check_variables()
+        if self.ranks_per_node == 1:
+            raise ReframeError("-S ranks_per_node=1: a pair matrix needs at least 2 ranks")
+        self.perf_size_list()
+
+    def perf_size_list(self):
+        try:
+            return parse_sizes(self.perf_sizes)
+        except GpucommError as exc:
+            raise ReframeError(f"-S perf_sizes={self.perf_sizes}: {exc}") from None
+
+    def perf_plan(self, p2p=None):
+        """[(name, base name for the reference, deferred value, unit)]: what set_perf_variables
+        and set_references share; ``p2p`` ({'i-j': bool}) marks the pairs without peer access."""
+        n, swept, out = self.num_tasks, set(self.size_list), []
+        ordered = [[i, j] for i in range(n) for j in range(n) if i != j]
+        unordered = [p for p in ordered if p[0] < p[1]]
+        stdout = str(self.stdout)
+
+        def name(base, pair):
+            flag = "_nop2p" if (p2p or {}).get(pair_label(pair)) is False else ""
+            return f"{base}_{pair_label(pair)}{flag}"
+
+        if LATENCY_SIZE in swept:
+            for p in ordered:
+                out.append((name("latency_8B", p), "latency_8B", p,
+                            pair_value(stdout, LATENCY_SIZE, "uni", "single", p, LATENCY), "us"))
+        for size in sorted(swept & set(self.perf_size_list())):
+            label = size_label(size)
+            for mode, pairs in (("uni", ordered), ("bidir", unordered)):
+                base = f"{mode}_{label}"
+                for p in pairs:
+                    out.append((name(base, p), base, p,
+                                pair_value(stdout, size, mode, "single", p, "goodput"), "GB/s"))
+                for p in unordered:
+                    out.append((name(f"conc_{base}", p), f"conc_{base}", p,
+                                pair_value(stdout, size, mode, "concurrent", p, "goodput"), "GB/s"))
+                out.append((f"min_pair_{base}", base, None, min_pair_value(stdout, size, mode), "GB/s"))
+        return out
+
+    def p2p_flags(self):
+        return read_meta(self.results_path()).get("p2p", {})
+
+    def class_refs(self):
+        """{pair class: {base name: [value, lower, upper, unit]}} for this partition and method."""
+        path = self.reference_file()
+        if not path:
+            return {}
+        with open(path) as fp:
+            entry = (yaml.safe_load(fp) or {}).get(type(self).__name__, {})
+        return entry.get(self.current_partition.fullname, {}).get(self.method, {})
+
+    def set_references(self):
+        self.reference = self.pair_references(self.perf_plan())
+
+    def pair_references(self, plan):
+        refs = self.class_refs()
+        classes = self.current_partition.extras.get(Extras.PAIR_CLASSES)
+        table = {}
+        for name, base, pair, _, _ in plan:
+            if pair is None:  # min_pair_*: the lowest class's reference
+                found = [r[base] for r in refs.values() if base in r]
+                ref = min(found, key=lambda r: r[0]) if found else None
+            else:
+                ref = refs.get(pair_class(classes, *pair), {}).get(base)
+            if ref is not None:
+                table[name] = tuple(ref)
+        return {self.current_partition.fullname: table} if table else {}
+
+    def sanity_ok(self):
+        return sn.all([payload_ok(str(self.stdout), str(self.stderr), self.size_list),
+                       every_case_ok(str(self.stdout), self.num_tasks, len(self.size_list))])
+
+    def perf_functions(self):
+        plan = self.perf_plan(self.p2p_flags())
+        self.reference = self.pair_references(plan)
+        return {name: sn.make_performance_function(value, unit) for name, _, _, value, unit in plan}

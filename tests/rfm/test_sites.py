@@ -1,0 +1,332 @@
+"""Alps, Leonardo and LUMI: the job scripts their configs produce, line by line.
+
+``reframe --dry-run`` runs every check through setup (partition, environment, resources,
+launcher, references) and writes its rfm_job.sh without submitting anything; the scripts are
+compared here with what a user of each site would write, on 1, 2 and 512 nodes.  The three
+systems are dry-run once, concurrently, for the whole module.  The inter-node checks
+(checks/internode.py) have their own module, test_internode.py.
+"""
+
+import csv
+import importlib.util
+import os
+import subprocess
+from dataclasses import dataclass, field
+
+import pytest
+import yaml
+
+from gpucomm.constants import METHODS
+from gpucomm.metrics import busbw_GBps, goodput_GBps
+from gpucomm.analysis.references import FIGURES, METHOD_OF
+from gpucomm.site.siteconf import slurm_access
+from reframe_helpers import (HEALTH_CHECKS, INTERNODE_CHECKS, NATIVE_CHECKS, PAIR_MATRIX_CHECKS, REPO, SHARED_CSV,
+                             check_classes, clean_env)
+from reframe_helpers import dry_runs as dry_run_all
+from reframe_helpers import job_script, reframe, report_cases, watchdog_s
+
+BIND = str(REPO / "config" / "bin" / "gpucomm-bind")
+ACCOUNT = "gpucomm_test"
+NODES = (1, 2, 512)
+PAIR_OPS = ("pingpong",)
+
+
+@dataclass
+class Site:
+    partition: str            # ReFrame partition (full name)
+    slurm_partition: str
+    gpus: int                 # GPUs (or GCDs) per node
+    gpu_request: str          # the sbatch GPU option, {} = GPUs per node
+    srun: list                # launcher options before the binding wrapper
+    visible: str              # the variable that gives each task its GPU
+    env: dict                 # the environment's exports, in order
+    link_GBps: float          # guard for a pair
+    gpu_GBps: float           # guard for a collective (busbw over all of a GPU's links)
+    access: list = field(default_factory=list)
+    job_options: list = field(default_factory=list)
+    modules: list = field(default_factory=list)
+    nics: dict = field(default_factory=dict)   # per-task NIC variables, every method
+
+
+SITES = {
+    "alps": Site(
+        partition="alps:gh200", slurm_partition="normal", gpus=4,
+        gpu_request="--gpus-per-node={}",
+        srun=["--cpu-bind=map_cpu:1,73,145,217"], visible="CUDA_VISIBLE_DEVICES",
+        job_options=["--uenv=prgenv-gnu/24.11:v1", "--view=default"],
+        env={"MPICH_GPU_SUPPORT_ENABLED": "1", "MPICH_OFI_NIC_POLICY": "GPU",
+             "NCCL_NET": '"AWS Libfabric"', "NCCL_NET_GDR_LEVEL": "PHB", "NCCL_CROSS_NIC": "1",
+             "NCCL_PROTO": "^LL128", "NCCL_IGNORE_CPU_AFFINITY": "1",
+             "FI_CXI_DEFAULT_CQ_SIZE": "131072", "FI_CXI_DEFAULT_TX_SIZE": "32768",
+             "FI_CXI_DISABLE_HOST_REGISTER": "1", "FI_CXI_RX_MATCH_MODE": "software",
+             "FI_MR_CACHE_MONITOR": "userfaultfd"},
+        link_GBps=150, gpu_GBps=450),
+    "leonardo": Site(
+        partition="leonardo:booster", slurm_partition="boost_usr_prod", gpus=4,
+        gpu_request="--gres=gpu:{}", access=["--exclusive"],
+        srun=["--cpus-per-task=8", "--cpu-bind=cores"], visible="CUDA_VISIBLE_DEVICES",
+        modules=["cuda", "openmpi", "nccl"],
+        env={"OMPI_MCA_pml": "ucx", "OMPI_MCA_coll_hcoll_enable": "0",
+             "NCCL_IGNORE_CPU_AFFINITY": "1"},
+        nics={"UCX_NET_DEVICES": "mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1"},
+        link_GBps=100, gpu_GBps=300),
+    "lumi": Site(
+        partition="lumi:standard-g", slurm_partition="standard-g", gpus=8,
+        gpu_request="--gpus-per-node={}",
+        srun=["--cpu-bind=mask_cpu:fe000000000000,fe00000000000000,fe0000,fe000000,"
+              "fe,fe00,fe00000000,fe0000000000"],
+        visible="ROCR_VISIBLE_DEVICES",
+        modules=["LUMI", "partition/G", "PrgEnv-cray", "craype-accel-amd-gfx90a", "rocm",
+                 "aws-ofi-rccl"],
+        env={"MPICH_GPU_SUPPORT_ENABLED": "1", "MPICH_OFI_NIC_POLICY": "GPU",
+             "HSA_ENABLE_SDMA": "0", "NCCL_SOCKET_IFNAME": "hsn0,hsn1,hsn2,hsn3",
+             "NCCL_NET_GDR_LEVEL": "3", "NCCL_IGNORE_CPU_AFFINITY": "1", "CXI_FORK_SAFE": "1",
+             "CXI_FORK_SAFE_HP": "1", "FI_CXI_DISABLE_CQ_HUGETLB": "1"},
+        link_GBps=200, gpu_GBps=600),
+}
+
+
+@pytest.fixture(scope="module")
+def dry_runs(tmp_path_factory):
+    """{system: [test case dicts]} of one dry-run per system, run concurrently."""
+    runs = {}
+    for system in SITES:
+        skip = INTERNODE_CHECKS + NATIVE_CHECKS + PAIR_MATRIX_CHECKS + HEALTH_CHECKS
+        runs[system] = ["--system", system, "-c", "checks/", "-x", "|".join(skip),
+                        "-P", "num_nodes=" + ",".join(map(str, NODES))]
+    return dry_run_all(runs, tmp_path_factory, clean_env(SBATCH_ACCOUNT=ACCOUNT))
+
+
+def check_name(case):
+    return case["name"].split()[0]
+
+
+def site_checks():
+    """The checks this module dry-runs: all but the inter-node ones, the pair matrix and the
+    health sweeps (test_health_mode_one_launch_per_operation)."""
+    return [c for c in check_classes() if c not in INTERNODE_CHECKS + PAIR_MATRIX_CHECKS + HEALTH_CHECKS]
+
+
+def nodes_of(case):
+    return case.get("num_nodes") or 1
+
+
+def ranks_per_node(site, case):
+    """What a user would run: a pair of GPUs on one node or one GPU on each of two nodes for the
+    ping-pong; every GPU (GCD) of every node for the collectives."""
+    if case["op"] in PAIR_OPS:
+        return 2 if nodes_of(case) == 1 else 1
+    return site.gpus
+
+
+def guard(site, op):
+    return site.link_GBps if op in PAIR_OPS else site.gpu_GBps
+
+
+def expected_script(site, case, p=None, placement=(), limit=None):
+    """The script line by line; ``p`` ranks per node, ``placement`` sbatch options and the
+    guard ``limit`` where not this module's defaults (test_internode.py)."""
+    n, p = nodes_of(case), p or ranks_per_node(site, case)
+    method, gpu = case["method"], case["method"] != "host"
+    lines = ["#!/bin/bash",
+             f'#SBATCH --job-name="rfm_{os.path.basename(case["stagedir"])}"',
+             f"#SBATCH --ntasks={n * p}",
+             f"#SBATCH --ntasks-per-node={p}",
+             "#SBATCH --output=rfm_job.out",
+             "#SBATCH --error=rfm_job.err",
+             "#SBATCH --time=0:10:0",
+             f"#SBATCH --nodes={n}",
+             f"#SBATCH --partition={site.slurm_partition}",
+             f"#SBATCH --account={ACCOUNT}"]
+    lines += [f"#SBATCH {opt}" for opt in site.access]
+    if gpu:
+        lines.append("#SBATCH " + site.gpu_request.format(p))
+    lines += [f"#SBATCH {opt}" for opt in placement]
+    lines += [f"#SBATCH {opt}" for opt in site.job_options]
+    lines += [f"module load {m}" for m in site.modules]
+    lines += [f"export {k}={v}" for k, v in site.env.items()]
+    # per-task binding: one GPU per task, except ipc-copy (peers must see each other's GPU)
+    if method != "ipc-copy":
+        lines.append(f"export GPUCOMM_BIND_{site.visible}=" + ",".join(map(str, range(site.gpus))))
+    lines += [f"export GPUCOMM_BIND_{k}={v}" for k, v in site.nics.items()]
+    cmd = ["srun", *site.srun, BIND, "python3", "-m", "gpucomm", case["op"], "--method", method,
+           "--sizes", case["sizes"], "--json", "gpucomm_results.json"]
+    if case["iters"]:
+        cmd += ["--iters", str(case["iters"])]
+    cmd += ["--timeout", watchdog_s(case)]
+    if gpu:
+        cmd += ["--max-bandwidth", str(limit or guard(site, case["op"]))]
+    lines.append(" ".join(cmd))
+    return lines
+
+
+def _cases(dry_runs, system, nodes):
+    got = [c for c in dry_runs[system] if nodes_of(c) == nodes]
+    assert got, f"no {system} test case on {nodes} node(s)"
+    return got
+
+
+@pytest.mark.parametrize("nodes", NODES)
+@pytest.mark.parametrize("system", SITES)
+def test_job_scripts_line_by_line(dry_runs, system, nodes):
+    site, seen = SITES[system], set()
+    for case in _cases(dry_runs, system, nodes):
+        name = case["display_name"]
+        seen.add((check_name(case), case["method"]))
+        if (case["op"] in PAIR_OPS and nodes > 2) or (case["method"] == "ipc-copy" and nodes > 1):
+            assert case["result"] == "skip", f"{name}: a pair cannot use {nodes} nodes, " \
+                "nor IPC copies several nodes"
+            assert job_script(case) is None
+            continue
+        assert case["result"] == "pass", f"{name}: {case['fail_reason']}"
+        script = job_script(case)
+        assert script is not None, f"{name}: no job script"
+        got, want = script.splitlines(), expected_script(site, case)
+        for i, (g, w) in enumerate(zip(got, want), 1):
+            assert g == w, f"{name}, rfm_job.sh line {i}:\n  got:  {g}\n  want: {w}"
+        assert len(got) == len(want), f"{name}: {len(got)} lines, want {len(want)}:\n{script}"
+    assert seen == {(c, m) for c in site_checks() for m in METHODS}
+
+
+def test_alps_lists_every_check():
+    out = reframe("--system", "alps", "-c", "checks/", "-l")
+    assert out.returncode == 0, out.stdout
+    listed = {tuple(line.split()[1:3]) for line in out.stdout.splitlines() if line.startswith("- ")}
+    want = {(c, f"%method={m}") for c in site_checks() for m in METHODS}
+    assert want <= listed, f"not listed: {sorted(want - listed)}\n{out.stdout}"
+
+
+def _yaml(system):
+    with open(REPO / "config" / "references" / f"{system}.yaml") as fp:
+        return yaml.safe_load(fp)
+
+
+@pytest.mark.parametrize("system", SITES)
+def test_checks_resolve_their_references(dry_runs, system):
+    """What ReFrame itself resolves for each check (the dry-run's performance stage) is the
+    committed YAML's entry: every perf variable the paper measured has its reference."""
+    site, refs = SITES[system], _yaml(system)
+    checked = 0
+    for case in dry_runs[system]:
+        if case["result"] != "pass":
+            continue
+        entry = refs.get(check_name(case), {}).get(site.partition, {})
+        if "num_nodes" in refs.get(check_name(case), {}).get("$index", []):
+            entry = entry.get(nodes_of(case), {})
+        elif nodes_of(case) != 1:
+            pytest.fail(f"{system}.yaml has no num_nodes level but the checks run on several "
+                        "nodes: regenerate it (python -m gpucomm.analysis.references)")
+        want = entry.get(case["method"], {})
+        for var, (value, lower, upper, unit) in want.items():
+            got = case["perfvalues"][f"{site.partition}:{var}"]
+            assert got[1:5] == [value, lower, upper, unit], f"{case['display_name']} {var}"
+            checked += 1
+        for key, got in case["perfvalues"].items():
+            var = key.rsplit(":", 1)[1]
+            if var not in want:
+                assert got[1] == 0, f"{case['display_name']}: {var} has a reference the paper lacks"
+    assert checked > 0
+
+
+def _site_config(system):
+    spec = importlib.util.spec_from_file_location(f"site_{system}",
+                                                  REPO / "config" / "systems" / f"{system}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.site_configuration
+
+
+@pytest.mark.skipif(not SHARED_CSV.exists(), reason=f"{SHARED_CSV} not found")
+@pytest.mark.parametrize("system", SITES)
+def test_guard_admits_every_paper_measurement(system):
+    """The plausibility guard (--max-bandwidth: busbw of the best iteration above it is an
+    error) must let through everything the paper measured on that system: every GPU pair
+    (LUMI's Fig. 4 too) for the ping-pong, every collective's bus bandwidth; and it must be the
+    nominal figure of paper_reference.md, not a loose bound."""
+    (part,) = _site_config(system)["systems"][0]["partitions"]
+    extras, site = part["extras"], SITES[system]
+    assert (extras["link_bandwidth_GBps"], extras["gpu_bandwidth_GBps"]) == (site.link_GBps,
+                                                                              site.gpu_GBps)
+    ops = {op for op, _, _ in FIGURES.values()}
+    with open(SHARED_CSV, newline="") as fp:
+        rows = [r for r in csv.DictReader(fp)
+                if r["system"] == system and r["scope"] == "intra" and r["operation"] in ops
+                and METHOD_OF[r["method"]] != "host"]
+    assert rows
+    for r in rows:
+        op, size, n = r["operation"], int(r["size_bytes"]), int(r["ranks"])
+        best = float(r["goodput_gbps_p95"]) / 8
+        busbw = best * busbw_GBps(op, size, 1.0, n) / goodput_GBps(op, size, 1.0, n)
+        assert busbw <= guard(site, op), (
+            f"{system} {op} {r['method']} {r['gpu_pair'] or ''} {size} B: the paper measured "
+            f"{busbw:.1f} GB/s bus bandwidth, above the guard {guard(site, op)} GB/s")
+
+
+def test_slurm_access_from_environment(monkeypatch):
+    for var in ("SBATCH_PARTITION", "SBATCH_ACCOUNT", "SBATCH_QOS", "SBATCH_RESERVATION"):
+        monkeypatch.delenv(var, raising=False)
+    assert slurm_access("normal") == ["--partition=normal"]
+    assert slurm_access("normal", "--exclusive") == ["--partition=normal", "--exclusive"]
+    monkeypatch.setenv("SBATCH_ACCOUNT", "g123")
+    monkeypatch.setenv("SBATCH_PARTITION", "debug")
+    monkeypatch.setenv("SBATCH_QOS", "boost_qos_dbg")
+    assert slurm_access("normal") == ["--partition=debug", "--account=g123", "--qos=boost_qos_dbg"]
+
+
+def _bind(env, *cmd):
+    base = {"PATH": os.environ["PATH"]}
+    return subprocess.run([BIND, *cmd], env={**base, **env}, capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("rank_var", ["SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK", "PMI_LOCAL_RANK"])
+def test_bind_wrapper_gives_each_task_its_entry(rank_var):
+    env = {rank_var: "5", "GPUCOMM_BIND_ROCR_VISIBLE_DEVICES": "0,1,2,3,4,5,6,7",
+           "GPUCOMM_BIND_UCX_NET_DEVICES": "mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1"}
+    out = _bind(env, "sh", "-c", 'echo "$ROCR_VISIBLE_DEVICES $UCX_NET_DEVICES" "$@"', "sh", "a b", "c")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "5 mlx5_1:1 a b c\n"  # modulo the list length; arguments kept as given
+
+
+def test_bind_wrapper_without_table_or_rank():
+    out = _bind({"GPUCOMM_BIND_CUDA_VISIBLE_DEVICES": "2,3"}, "printenv", "CUDA_VISIBLE_DEVICES")
+    assert out.stdout == "2\n"  # no launcher variable: local rank 0
+    out = _bind({"SLURM_LOCALID": "1"}, "sh", "-c", 'echo "${CUDA_VISIBLE_DEVICES-unset}"')
+    assert out.stdout == "unset\n"  # nothing to bind: the environment is left alone
+    out = _bind({})
+    assert out.returncode == 2 and "usage" in out.stderr
+
+
+def test_health_mode_one_launch_per_operation(tmp_path):
+    """Alps, health mode: the sweeps only, every method in one srun, the ipc-copy binding
+    (every rank sees the node's GPUs and drives GPU = local rank) for all of them."""
+    out = reframe("--system", "alps", "-c", "checks/", "--mode", "health", "--dry-run", "--prefix", tmp_path,
+                  "--report-file", tmp_path / "report.json")
+    assert out.returncode == 0, out.stdout
+    cases = {c["display_name"].split(" /")[0]: c for c in report_cases(tmp_path / "report.json")}
+    assert sorted(cases) == ["HealthCheck %operation=allreduce", "HealthCheck %operation=alltoall",
+                             "HealthCheck %operation=pingpong", "PairMatrixCheck %method=ccl",
+                             "PairMatrixCheck %method=gpu-aware-mpi", "PairMatrixCheck %method=host",
+                             "PairMatrixCheck %method=ipc-copy"]
+    case = cases["HealthCheck %operation=pingpong"]
+    script = job_script(case)
+    srun = script.splitlines()[-1]
+    assert srun.endswith("gpucomm pingpong --method host,staging,gpu-aware-mpi,ipc-copy,ccl --sizes 8,1M,64M "
+                         f"--json gpucomm_results.json --warmup 2 --budget 0.25 --timeout {watchdog_s(case)} "
+                         "--max-bandwidth 150"), srun
+    assert "CUDA_VISIBLE_DEVICES" not in script
+    collective = job_script(cases["HealthCheck %operation=allreduce"])
+    assert "--ntasks=4" in collective and "--method host,staging,gpu-aware-mpi,ipc-copy,ccl " in collective
+
+
+@pytest.mark.parametrize("mode, args", [
+    ("acceptance", "--sizes 1:1G --json gpucomm_results.json"),
+    ("paper", "--sizes 1:1G --json gpucomm_results.json --iters 100"),
+])
+def test_modes(tmp_path, mode, args):
+    out = reframe("--system", "alps", "-c", "checks/", "--mode", mode, "-n", "^PingPongCheck%method=ccl",
+                  "--dry-run", "--prefix", tmp_path, "--report-file", tmp_path / "report.json")
+    assert out.returncode == 0, out.stdout
+    (case,) = report_cases(tmp_path / "report.json")
+    srun = job_script(case).splitlines()[-1]
+    assert srun.endswith(f"gpucomm pingpong --method ccl {args} --timeout {watchdog_s(case)} "
+                         "--max-bandwidth 150"), srun

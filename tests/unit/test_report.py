@@ -1,0 +1,454 @@
+"""``gpucomm report``: real ReFrame output made here on the CPU, the committed H200 run, synthetic
+nights (regressions, GPU pairs, native tools) and bad input.  No GPU, no network."""
+
+import copy
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from gpucomm.analysis.report import default_paper_csv, main
+
+REPO = Path(__file__).resolve().parents[2]
+DEVICE = REPO / "tests" / "data" / "report" / "h200x2-2026-11-30"
+DEVICE_OUT = DEVICE / "output" / "local" / "h200x2" / "default"
+SUITE = REPO / "tests" / "data" / "report" / "h200x2-2026-11-30-suite"  # the second run, with collectives
+GiB = 1 << 30
+PAPER_ROWS = """system,scope,operation,method,gpu_pair,nodes,ranks,size_bytes,goodput_gbps_mean,goodput_gbps_median,goodput_gbps_p05,goodput_gbps_p95,time_us_mean,time_us_median,iterations,source_figure
+alps,intra,pingpong,ccl,,1,2,1073741824,1003.28,1003.43,1001.75,1004.25,8561.89,8560.54,100,fig3
+lumi,intra,pingpong,ccl,,1,2,1073741824,1200,1216,1000,1300,7000,7000,100,fig3
+alps,intra,pingpong,ccl,,1,2,8,0.0087,0.0088,0.0081,0.0094,7.4,7.3,400,fig3
+leonardo,intra,pingpong,device_copy,,1,2,1073741824,700,752,700,800,1,1,100,fig3
+lumi,intra,pingpong,device_copy,0-2,1,2,1073741824,380,384,370,390,1,1,100,fig4
+"""
+
+
+def report(args, capsys):
+    """Run ``gpucomm report`` in this process: (exit code, stdout, stderr)."""
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err
+    return code, out, err
+
+
+def csv(folder, name):
+    return pd.read_csv(Path(folder) / name, keep_default_na=False, na_values=[""])
+
+
+def results(path):
+    with open(path) as fp:
+        return json.load(fp)
+
+
+@pytest.fixture
+def paper_csv(tmp_path):
+    path = tmp_path / "paper.csv"
+    path.write_text(PAPER_ROWS)
+    return path
+
+
+# ---------------------------------------------------------------- real ReFrame output (CPU)
+
+def reframe(prefix, *extra):
+    cmd = [sys.executable, "-c", "import sys; from reframe.frontend.cli import main; sys.exit(main())",
+           "-C", str(REPO / "config" / "settings.py"), "-c", str(REPO / "checks" / "pingpong.py"),
+           "-n", "PingPongCheck", "-r", "--prefix", str(prefix), "-S", "sizes=8,1M", "-S", "iters=20", *extra]
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               RFM_SAVE_LOG_FILES="n")
+    proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    # a failed reference check still leaves everything the report reads; a crash does not
+    assert "PingPongCheck" in proc.stdout and (prefix / "perflogs").is_dir(), proc.stdout[-3000:] + proc.stderr[-3000:]
+
+
+@pytest.fixture(scope="module")
+def cpu_runs(tmp_path_factory):
+    """Two nights of the host ping-pong on this machine: report files and perflogs of both."""
+    prefix = tmp_path_factory.mktemp("rfm")
+    reframe(prefix, "--report-file", prefix / "reports" / "night1.json")
+    reframe(prefix, "--report-file", prefix / "reports" / "night2.json")
+    return prefix
+
+
+def test_cpu_reframe_run(cpu_runs, tmp_path, capsys, paper_csv):
+    out = tmp_path / "rep"
+    code, stdout, err = report([cpu_runs, "-o", out, "--paper", paper_csv], capsys)
+    assert code == 0, err
+    assert "[1/" in err  # per-file progress
+    night1, night2 = (results(cpu_runs / "reports" / f"night{i}.json") for i in (1, 2))
+    case2 = night2["runs"][0]["testcases"][0]
+    case1 = night1["runs"][0]["testcases"][0]
+    system, part = case2["system"], case2["partition"]
+
+    # per-size table: the numbers of the gpucomm_results.json in the output folder (the last night's)
+    sweep = results(Path(case2["outputdir"]) / "gpucomm_results.json")
+    sweeps = csv(out, "sweeps.csv")
+    assert len(sweeps) == 2 and set(sweeps["size"]) == {8, 1 << 20}
+    for rec in sweep["results"]:
+        row = sweeps[sweeps["size"] == rec["size"]].iloc[0]
+        assert (row["system"], row["partition"], row["method"], row["op"]) == (system, part, "host", "pingpong")
+        assert row["goodput_GBps"] == pytest.approx(rec["goodput_GBps"])
+        assert row["time_us"] == pytest.approx(rec["time_us"]["median"])
+
+    # nightly: night 2 against night 1 (report and perflog lines of one run are counted once)
+    nightly = csv(out, "nightly.csv").set_index("var")
+    assert set(nightly.index) == {"latency_8B", "goodput_1MiB"}
+    for var in nightly.index:
+        value2 = case2["perfvalues"][f"{system}:{part}:{var}"][0]
+        value1 = case1["perfvalues"][f"{system}:{part}:{var}"][0]
+        assert nightly.loc[var, "value"] == pytest.approx(value2)
+        assert nightly.loc[var, "baseline"] == pytest.approx(value1)
+        assert nightly.loc[var, "runs"] == 1
+        assert nightly.loc[var, "change"] == pytest.approx(value2 / value1 - 1)
+    node = case2["job_nodelist"][0]
+    assert f"  {node}  {system}:{part}  1 test cases" in stdout
+    assert (out / "health.txt").read_text() == stdout
+    assert (out / f"goodput_{system}_{part}_pingpong.png").stat().st_size > 10000
+    page = (out / "index.html").read_text()
+    assert page.count("data:image/png;base64,") == 2 and "data:text/csv;base64," in page
+
+
+def test_cpu_perflogs_only(cpu_runs, tmp_path, capsys):
+    """The perflog alone gives the same nightly comparison (newest line vs older ones)."""
+    out = tmp_path / "rep"
+    code, stdout, err = report([cpu_runs / "perflogs", "-o", out, "--paper", "none", "-q"], capsys)
+    assert code == 0, err
+    log = next((cpu_runs / "perflogs").rglob("*.log"))
+    lines = pd.read_csv(log, sep="|")
+    nightly = csv(out, "nightly.csv")
+    assert len(nightly) == 2 and (nightly["runs"] == 1).all()
+    row = nightly.set_index("var").loc["goodput_1MiB"]
+    assert row["value"] == pytest.approx(lines["goodput_1MiB_value"].iloc[-1])
+    assert row["baseline"] == pytest.approx(lines["goodput_1MiB_value"].iloc[0])
+    assert "[1/" not in err  # -q
+
+
+def test_cpu_broken_results_json_falls_back_to_stdout(cpu_runs, tmp_path, capsys):
+    outdir = next((cpu_runs / "output").rglob("gpucomm_results.json")).parent
+    copy_dir = tmp_path / "output" / "local" / "cpu" / "default" / outdir.name
+    shutil.copytree(outdir, copy_dir)
+    good = results(copy_dir / "gpucomm_results.json")
+    text = (copy_dir / "gpucomm_results.json").read_text()
+    (copy_dir / "gpucomm_results.json").write_text(text[: len(text) // 2])
+    code, _, err = report([tmp_path / "output", "-o", tmp_path / "rep", "--paper", "none"], capsys)
+    assert code == 0
+    assert "truncated or invalid JSON" in err and "rfm_job.out instead" in err
+    sweeps = csv(tmp_path / "rep", "sweeps.csv")
+    assert sorted(sweeps["goodput_GBps"]) == pytest.approx(sorted(r["goodput_GBps"] for r in good["results"]))
+
+
+# ---------------------------------------------------------------- committed H200 run
+
+def test_device_run(tmp_path, capsys, paper_csv):
+    out = tmp_path / "rep"
+    code, stdout, err = report([DEVICE, "-o", out, "--paper", paper_csv], capsys)
+    assert code == 0, err
+    assert stdout.startswith("gpucomm health: PASS (0 of 1 nodes failing)")
+    sweeps = csv(out, "sweeps.csv")
+    assert len(sweeps) == 5 * 31
+    for path in DEVICE_OUT.glob("*/gpucomm_results.json"):
+        doc = results(path)
+        mine = sweeps[sweeps["method"] == doc["meta"]["method"]].set_index("size")
+        for rec in doc["results"]:
+            assert mine.loc[rec["size"], "goodput_GBps"] == pytest.approx(rec["goodput_GBps"])
+            assert mine.loc[rec["size"], "time_us_p95"] == pytest.approx(rec["time_us"]["p95"])
+        nominal = doc["meta"]["nominal_GBps"]
+        assert (mine["nominal_GBps"].isna().all() if nominal is None
+                else mine["nominal_GBps"].tolist() == pytest.approx([nominal] * len(mine)))
+
+    # perf variables: the report's values, all new (no earlier run)
+    rep = results(DEVICE / "report.json")
+    nightly = csv(out, "nightly.csv")
+    assert len(nightly) == 20 and (nightly["status"] == "new").all()
+    for tc in rep["runs"][0]["testcases"]:
+        for key, val in tc["perfvalues"].items():
+            row = nightly[(nightly["test"] == tc["name"]) & (nightly["var"] == key.split(":")[-1])]
+            assert row["value"].item() == pytest.approx(val[0])
+
+    # this run vs the paper: ours / (paper Gb/s / 8), only where the paper has the point
+    paper = csv(out, "vs_paper.csv")
+    ccl = sweeps[(sweeps["method"] == "ccl") & (sweeps["size"] == GiB)]["goodput_GBps"].item()
+    row = paper[(paper["method"] == "ccl") & (paper["size"] == GiB) & (paper["paper_system"] == "alps")]
+    assert row["ratio"].item() == pytest.approx(ccl / (1003.43 / 8))
+    assert set(zip(paper["method"], paper["paper_system"], paper["size"])) == {
+        ("ccl", "alps", GiB), ("ccl", "lumi", GiB), ("ccl", "alps", 8), ("ipc-copy", "leonardo", GiB)}
+    # the LUMI GCD 0-2 point (Fig. 4) needs a pair of ours; the host method has no intra-node point
+
+    code, _, _ = report([DEVICE, "-o", tmp_path / "alps", "--paper", paper_csv, "--paper-stat", "mean",
+                         "--paper-system", "local:h200x2=alps"], capsys)
+    paper = csv(tmp_path / "alps", "vs_paper.csv")
+    assert set(paper["paper_system"]) == {"alps"} and len(paper) == 2
+    assert paper.set_index("size").loc[GiB, "ratio"] == pytest.approx(ccl / (1003.28 / 8))
+
+    page = (out / "index.html").read_text()
+    assert page.count("data:image/png;base64,") == 2  # goodput and latency; no pairs here
+
+
+def test_device_two_runs(tmp_path, capsys):
+    """The second H200 run (ping-pong and the collectives) against the first."""
+    out = tmp_path / "rep"
+    code, stdout, err = report([SUITE, "-o", out, "--paper", "none", "--history", DEVICE], capsys)
+    assert code == 0, err
+    first, second = (results(d / "report.json")["runs"][0]["testcases"] for d in (DEVICE, SUITE))
+    before = {(tc["name"], k.split(":")[-1]): v[0] for tc in first for k, v in tc["perfvalues"].items()}
+    nightly = csv(out, "nightly.csv")
+    ran = [tc for tc in second if tc["result"] != "skip"]
+    assert len(nightly) == sum(len(tc["perfvalues"]) for tc in ran)
+    for tc in ran:
+        for key, val in tc["perfvalues"].items():
+            row = nightly[(nightly["test"] == tc["name"]) & (nightly["var"] == key.split(":")[-1])].iloc[0]
+            assert row["value"] == pytest.approx(val[0])
+            old = before.get((tc["name"], key.split(":")[-1]))
+            if old is None:  # the collectives, and goodput_256MiB, are new in the second run
+                assert row["status"] == "new" and row["runs"] == 0
+            else:
+                assert row["baseline"] == pytest.approx(old) and row["change"] == pytest.approx(val[0] / old - 1)
+                assert row["status"] == ("ok" if abs(val[0] / old - 1) <= 0.1 else
+                                         "regressed" if (val[0] > old) == (val[1] == "us" or key.endswith("8B"))
+                                         else "improved")
+    skipped = sum(tc["result"] == "skip" for tc in second)
+    assert f"; {skipped} test cases skipped" in stdout.splitlines()[0]
+    assert f"  vm  local:h200x2  {len(second) - skipped} test cases" in stdout
+    sweeps = csv(out, "sweeps.csv")
+    assert sorted(sweeps["op"].unique()) == ["allreduce", "alltoall", "pingpong"]
+    assert len(sweeps) == sum(len(results(p)["results"]) for p in SUITE.rglob("gpucomm_results.json"))
+    assert (out / "goodput_local_h200x2_allreduce.png").exists()
+
+    # both runs as inputs: the newer one is this run, the same comparison
+    code, _, _ = report([DEVICE, SUITE, "-o", tmp_path / "both", "-q", "--paper", "none"], capsys)
+    assert csv(tmp_path / "both", "nightly.csv").drop(columns="time").equals(nightly.drop(columns="time"))
+
+
+def test_device_run_vs_real_paper_csv(tmp_path, capsys):
+    code, _, _ = report([DEVICE, "-o", tmp_path, "-q", "--paper-system", "alps"], capsys)
+    assert code == 0
+    paper = csv(tmp_path, "vs_paper.csv")
+    ref = pd.read_csv(default_paper_csv())
+    ref = ref[(ref["system"] == "alps") & (ref["operation"] == "pingpong") & (ref["scope"] == "intra")]
+    # every Alps intra-node ping-pong point of ccl, gpu_aware_mpi and staging (Alps has no device_copy)
+    assert len(paper) == len(ref[ref["method"].isin(["ccl", "gpu_aware_mpi", "staging"])]) > 30
+    row = paper[(paper["method"] == "staging") & (paper["size"] == GiB)].iloc[0]
+    want = ref[(ref["method"] == "staging") & (ref["size_bytes"] == GiB)]["goodput_gbps_median"].item() / 8
+    assert row["paper_GBps"] == pytest.approx(want)
+    # the collectives: the paper ran 4 ranks on Alps, this run 2; the page says so
+    code, _, _ = report([SUITE, "-o", tmp_path / "suite", "-q", "--paper-system", "alps"], capsys)
+    assert "Rank counts differ (allreduce: this run 2, paper alps 4" in (tmp_path / "suite" / "index.html").read_text()
+
+
+# ---------------------------------------------------------------- synthetic nights
+
+def shifted_report(days, scale=None, fail=None):
+    """The H200 report as if run ``days`` earlier, perf values scaled by {(method, var): factor}."""
+    rep = copy.deepcopy(results(DEVICE / "report.json"))
+    rep["session_info"]["uuid"] = f"night{days}"
+    for tc in rep["runs"][0]["testcases"]:
+        tc["job_completion_time_unix"] -= days * 86400
+        for key, val in tc["perfvalues"].items():
+            val[0] *= (scale or {}).get((tc["method"], key.split(":")[-1]), 1.0)
+        if fail and tc["method"] == fail:
+            tc.update(result="fail", fail_phase="sanity", fail_reason="sizes not validated: 1GiB",
+                      perfvalues={})
+    return rep
+
+
+def test_nightly_regression_and_health(tmp_path, capsys):
+    for days, scale in ((3, None), (2, {("ccl", "goodput_1GiB"): 1.25, ("host", "latency_8B"): 2.0}),
+                        (1, {("ccl", "goodput_1GiB"): 1.25, ("host", "latency_8B"): 2.0})):
+        (tmp_path / f"old{days}.json").write_text(json.dumps(shifted_report(days, scale)))
+    tonight = shifted_report(0, fail="staging")
+    tc = next(tc for tc in tonight["runs"][0]["testcases"] if tc["method"] == "gpu-aware-mpi")
+    tc["perfvalues"]["local:h200x2:latency_8B"][1:4] = [10.0, -0.1, 0.1]
+    tc["perfvalues"]["local:h200x2:latency_8B"][5] = "fail"  # ReFrame's own reference check failed
+    (tmp_path / "tonight.json").write_text(json.dumps(tonight))
+    out = tmp_path / "rep"
+    code, stdout, _ = report([tmp_path / "tonight.json", "-o", out, "--paper", "none", "--history",
+                              tmp_path / "old1.json", tmp_path / "old2.json", tmp_path / "old3.json"], capsys)
+    assert code == 0
+    nightly = csv(out, "nightly.csv").set_index(["test", "var"])
+    ccl = nightly.loc[("PingPongCheck %method=ccl", "goodput_1GiB")]
+    # median of the 3 earlier nights: 1.25 x tonight -> -20 %
+    assert ccl["runs"] == 3 and ccl["change"] == pytest.approx(1 / 1.25 - 1) and ccl["status"] == "regressed"
+    host = nightly.loc[("PingPongCheck %method=host", "latency_8B")]
+    assert host["change"] == pytest.approx(-0.5) and host["status"] == "improved"  # lower is better
+    assert nightly.loc[("PingPongCheck %method=gpu-aware-mpi", "latency_8B"), "status"] == "ref-fail"
+    assert (nightly.drop([("PingPongCheck %method=ccl", "goodput_1GiB"), ("PingPongCheck %method=host", "latency_8B"),
+                          ("PingPongCheck %method=gpu-aware-mpi", "latency_8B")])["status"] == "ok").all()
+    assert not any(t == "PingPongCheck %method=staging" for t, _ in nightly.index)  # failed: no perf values
+    assert stdout.startswith("gpucomm health: FAIL (1 of 1 nodes failing)")
+    assert "FAIL  vm  local:h200x2  5 test cases, 3 problems" in stdout
+    assert "gpu-aware-mpi [default]: latency_8B = 19.37 us outside its ReFrame reference" in stdout
+    assert "goodput_1GiB = 367 GB/s, -20% vs 458.8 GB/s (median of 3 earlier runs" in stdout
+    assert "PingPongCheck %method=staging [default]: fail in sanity: sizes not validated: 1GiB" in stdout
+    assert '<td class="regressed">regressed</td>' in (out / "index.html").read_text()
+
+    # a wider tolerance for that variable, and a window of one night
+    code, stdout, _ = report([tmp_path / "tonight.json", "-o", out, "-q", "--paper", "none",
+                              "--tolerance", "goodput_1G*=25%", "--window", "1", "--history", tmp_path], capsys)
+    nightly = csv(out, "nightly.csv").set_index(["test", "var"])
+    assert nightly.loc[("PingPongCheck %method=ccl", "goodput_1GiB"), "status"] == "ok"
+    assert nightly.loc[("PingPongCheck %method=ccl", "goodput_1GiB"), "runs"] == 1
+    assert "2 problems" in stdout and "goodput_1GiB" not in stdout
+
+    # the newest of several reports given as inputs is this run, the others its history
+    code, _, _ = report([tmp_path, "-o", tmp_path / "all", "-q", "--paper", "none"], capsys)
+    nightly = csv(tmp_path / "all", "nightly.csv")
+    assert len(nightly) == 16 and (nightly["runs"] == 3).all()  # 4 passing tests x 4 variables
+    assert set(nightly[nightly["status"] != "ok"]["status"]) == {"regressed", "improved", "ref-fail"}
+
+
+def write_sweep(folder, method, op, records, nominal=None):
+    folder.mkdir(parents=True)
+    meta = {"op": op, "method": method, "nranks": 2, "nodes": 1, "device_name": "GPU", "nominal_GBps": nominal,
+            "nominal_source": "test", "time": "2026-12-01T00:00:00+0000"}
+    (folder / "gpucomm_results.json").write_text(json.dumps({"meta": meta, "summary": {}, "results": records}))
+
+
+def rec(op, method, size, us, pair=None):
+    r = {"op": op, "method": method, "size": size, "nranks": 2, "validated": True,
+         "time_us": {"median": us, "mean": us, "min": us, "max": us, "p05": us * 0.9, "p95": us * 1.1},
+         "goodput_GBps": size / us / 1e3, "busbw_GBps": size / us / 1e3}
+    return dict(r, pair=pair) if pair is not None else r
+
+
+def test_pairs_and_native_tools(tmp_path, capsys, paper_csv):
+    base = tmp_path / "output" / "sys" / "gpu" / "env"
+    pairs = ["0-1", "0-2", "1-0", "1-2", "2-0", "2-1"]
+    write_sweep(base / "PairCheck_1", "ipc-copy", "pingpong",
+                [rec("pingpong", "ipc-copy", s, (10 + s / 1e5) * (1 + i), pair=[int(p[0]), int(p[2])])
+                 for i, p in enumerate(pairs) for s in (8, GiB)], nominal=400)
+    write_sweep(base / "NcclTests_1", "nccl-tests", "allreduce",
+                [rec("allreduce", "nccl-tests", s, 20 + s / 2e5) for s in (8, 1 << 20, GiB)])
+    write_sweep(base / "NcclTests_2", "nccl-tests-g", "allreduce",  # -g N: one process, every GPU
+                [rec("allreduce", "nccl-tests-g", s, 22 + s / 2e5) for s in (8, GiB)])
+    write_sweep(base / "OsuXccl_1", "osu-xccl", "allreduce",
+                [rec("allreduce", "osu-xccl", s, 24 + s / 2e5) for s in (8, GiB)])
+    write_sweep(base / "AllReduce_1", "ccl", "allreduce",
+                [rec("allreduce", "ccl", s, 25 + s / 1e5) for s in (8, 1 << 20, GiB)])
+    write_sweep(base / "AllReduce_2", "gpu-aware-mpi", "allreduce",
+                [rec("allreduce", "gpu-aware-mpi", s, 30 + s / 1e5) for s in (8, GiB)])
+    out = tmp_path / "rep"
+    code, stdout, err = report([tmp_path / "output", "-o", out, "--paper", paper_csv], capsys)
+    assert code == 0, err
+    assert "UNKNOWN (no ReFrame test case results found)" in stdout
+    assert (out / "pairs_sys_gpu_pingpong_ipc-copy.png").exists()
+    native = csv(out, "vs_native.csv")
+    # nccl-tests (both layouts) and OSU's NCCL benchmarks are compared with ccl only, at the
+    # sizes both measured
+    assert list(native["method"].unique()) == ["ccl"]
+    assert sorted(native["tool"].unique()) == ["nccl-tests", "nccl-tests-g", "osu-xccl"]
+    native = native[native["tool"] == "nccl-tests"]
+    assert list(native["size"]) == [8, 1 << 20, GiB]
+    row = native.set_index("size").loc[GiB]
+    assert row["goodput_ratio"] == pytest.approx((20 + GiB / 2e5) / (25 + GiB / 1e5))
+    assert row["busbw_ratio"] == pytest.approx(row["goodput_ratio"])
+    # a paper point of one GPU pair (Fig. 4, LUMI 0-2) lines up with our pair 0-2 only
+    paper = csv(out, "vs_paper.csv")
+    lumi = paper[paper["paper_system"] == "lumi"]
+    assert list(lumi["pair"]) == ["0-2"]
+    assert lumi["ratio"].item() == pytest.approx(GiB / ((10 + GiB / 1e5) * 2) / 1e3 / (384 / 8))
+    assert len(paper[paper["paper_system"] == "leonardo"]) == 6  # every pair against the pair-less point
+    page = (out / "index.html").read_text()
+    assert page.count("data:image/png;base64,") == 5  # pingpong: goodput, latency, pairs; allreduce: 2
+
+
+# ---------------------------------------------------------------- bad input
+
+def test_empty_folder(tmp_path, capsys):
+    (tmp_path / "empty").mkdir()
+    code, _, err = report([tmp_path / "empty", tmp_path / "missing", "-o", tmp_path / "rep"], capsys)
+    assert code == 1
+    assert "no ReFrame report, perflog or gpucomm_results.json in this folder" in err
+    assert "missing: no such file or folder" in err and "nothing usable found" in err
+
+
+def test_bad_files_do_not_stop_the_report(tmp_path, capsys):
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    text = (DEVICE / "report.json").read_text()
+    (bad / "truncated.json").write_text(text[: len(text) // 3])
+    (bad / "empty.json").write_text("")
+    (bad / "other.json").write_text('{"hello": 1}')
+    (bad / "rfm3.log").write_text(
+        "2024-05-01T10:00:00|reframe 3.12.0|PingPongCheck on daint:gpu using PrgEnv-gnu|jobid=12|"
+        "latency_8B=1.6|ref=0 (l=null, u=null)|us\n")
+    log = "result|job_completion_time|job_completion_time_unix|system|partition|environ|name|job_nodelist|" \
+          "latency_8B_value|latency_8B_unit|latency_8B_ref|latency_8B_lower_thres|latency_8B_upper_thres\n" \
+          "pass|2026-11-29T05:54:47|1795931687.8|local|h200x2|default|PingPongCheck %method=host|vm|" \
+          "1.0|us|0|None|None\n" \
+          "pass|2026-11-28T05:54:47|old|line|with|too|few|fields\n"
+    (bad / "PingPongCheck.log").write_text(log)
+    (bad / "results.db").write_text("not sqlite")
+    (bad / "odd.json").write_text('{"session_info": null, "runs": [{"testcases": [null, {"name": 1}]}, 3]}')
+    (bad / "T_1").mkdir()
+    (bad / "T_1" / "gpucomm_results.json").write_text('{"meta": null, "results": [{"size": "big"}, 5]}')
+    out = tmp_path / "rep"
+    code, stdout, err = report([DEVICE, bad, bad / "other.json", "-o", out, "--paper", tmp_path / "nope.csv"],
+                               capsys)
+    assert code == 0
+    for msg in ("truncated.json: truncated or invalid JSON", "empty.json: empty file",
+                "other.json: neither a ReFrame run report nor a gpucomm results file",
+                "rfm3.log: perflog in the older one-line-per-variable format of ReFrame 3",
+                "PingPongCheck.log: 1 of 2 lines do not match the header",
+                "results.db: not a ReFrame results database", "nope.csv: paper reference not read",
+                "odd.json: a test case without a name or result: skipped",
+                "T_1/gpucomm_results.json: no record with a valid size: skipped"):
+        assert msg in err
+        assert msg.split(": ", 1)[1].replace("'", "&#x27;") in (out / "index.html").read_text()
+    # the rest still renders; the good perflog line is the host's history
+    assert len(csv(out, "sweeps.csv")) == 155
+    nightly = csv(out, "nightly.csv").set_index(["test", "var"])
+    host = nightly.loc[("PingPongCheck %method=host", "latency_8B")]
+    assert host["baseline"] == 1.0 and host["runs"] == 1 and host["status"] == "regressed"
+    assert stdout.startswith("gpucomm health: FAIL")
+    inputs = csv(out, "inputs.csv")
+    assert (inputs["kind"] == "problem").sum() >= 4
+
+
+def test_bad_options(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["-o", str(tmp_path)])
+    assert exc.value.code == 2
+    assert report([DEVICE, "-o", tmp_path, "--tolerance", "x=abc"], capsys)[0] == 2
+    assert report([DEVICE, "-o", tmp_path, "--latency-max", "lots"], capsys)[0] == 2
+
+
+def test_cli_entry_point(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "gpucomm", "report", str(DEVICE), "-o", str(tmp_path), "-q",
+                           "--paper", "none"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("gpucomm health: PASS")
+
+
+@pytest.mark.skipif(not shutil.which("chromium"), reason="chromium not installed")
+def test_html_renders_headless(tmp_path, capsys):
+    report([DEVICE, "-o", tmp_path, "-q", "--paper", "none"], capsys)
+    shot = tmp_path / "shot.png"
+    subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--window-size=1400,2000",
+                    f"--screenshot={shot}", (tmp_path / "index.html").as_uri()],
+                   capture_output=True, timeout=120)
+    assert shot.stat().st_size > 50000  # a page with its plots, not a blank one
+
+
+def test_results_database(tmp_path, capsys):
+    """ReFrame's results database (sessions.json_blob, as reframe/frontend/reporting/storage.py writes it)."""
+    import sqlite3
+    db = tmp_path / "results.db"
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE sessions(uuid TEXT PRIMARY KEY, session_start_unix REAL, "
+                     "session_end_unix REAL, json_blob TEXT, report_file TEXT)")
+        for days, scale in ((1, {("ipc-copy", "goodput_64MiB"): 0.5}), (0, None)):
+            rep = shifted_report(days, scale)
+            conn.execute("INSERT INTO sessions VALUES(?, ?, ?, ?, ?)",
+                         (rep["session_info"]["uuid"], 0, 0, json.dumps(rep), ""))
+    code, stdout, _ = report([db, "-o", tmp_path / "rep", "-q", "--paper", "none"], capsys)
+    assert code == 0
+    nightly = csv(tmp_path / "rep", "nightly.csv")
+    assert len(nightly) == 20 and (nightly["runs"] == 1).all()
+    row = nightly[nightly["status"] != "ok"]
+    assert list(row["var"]) == ["goodput_64MiB"] and row["status"].item() == "improved"
+    assert row["change"].item() == pytest.approx(1.0)
+    assert stdout.startswith("gpucomm health: PASS")  # an improvement is flagged, not a failure

@@ -1,4 +1,4 @@
-"""Payload against native tool on the same GPUs, in one go (bench/compare, issue #8).
+"""Payload against native tool on the same GPUs, in one go (bench/compare).
 
 Each pair runs the payload and its native counterpart alternately (payload, native, payload,
 native, ... R times), so slow drifts of the node hit both alike; the table holds, per metric
@@ -35,7 +35,7 @@ BIG = 64 * MiB
 
 #: extra payload options per pair: {pair: {variant: [options]}}; one payload run per variant.
 #: --graph (CUDA graph of the timed loop) and --batch (iterations per timed sample) are the
-#: payload's issue-8 options: adjust here when they change
+#: payload's timing options: adjust here when they change
 PAYLOAD_VARIANTS = {
     "ccl-pingpong": {"graph-on": ["--graph", "on"], "graph-off": ["--graph", "off"]},
 }
@@ -49,8 +49,8 @@ PAYLOAD_VARIANTS = {
 #: osu_bw, the ping-pong against osu_latency's ping-pong.  A ping-pong against a one-way
 #: stream is reported, not judged: each of its transfers waits for the one before to be
 #: answered, one hand-over latency per transfer that no stream pays (~5 us with ipc-copy's
-#: stream flags, ~9 us through UCX on the reference node: 3-5 % of a 64 MiB transfer;
-#: bench/results/2026-11-30-nvidia-h200-x2/README.md, 14-issue8).
+#: stream flags, ~9 us through UCX on the reference node: 3-5 % of a 64 MiB transfer, measured as the
+#: results README says).
 CRITERIA = {
     ("ipc-copy-bw", "*", "bw"): ("ratio_min", 0.97),
     ("ipc-copy", "*", "bw"): None,
@@ -60,7 +60,7 @@ CRITERIA = {
     ("gpu-aware-mpi-bw", "*", "bw"): ("ratio_min", 0.97),
     ("gpu-aware-mpi", "*", "lat"): None,
     # the payload's default (the loop in a CUDA graph) against nccl-tests' default loop:
-    # both <= nccl-tests and <= 7 us (issue 8); the plain loop is reported, not judged
+    # both <= nccl-tests and <= 7 us; the plain loop is reported, not judged
     ("ccl-pingpong", "graph-on", "lat"): ("native_and_abs_max", 7.0),
     ("ccl-pingpong", "graph-off", "lat"): None,
     ("host", "*", "lat"): ("over_native_max", 0.5),

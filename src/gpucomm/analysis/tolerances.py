@@ -1,8 +1,7 @@
-#!/usr/bin/env python3
-"""Tolerances from repeated healthy runs (issue 9): ReFrame reports in, the spread of every perf
+"""Tolerances from repeated healthy runs: ReFrame reports in, the spread of every perf
 variable and the references it implies out, as a table and as YAML for config/references/.
 
-    bench/tolerances.py REPORT.json... [--pool OLDER.json...] [--fresh-only REGEX]
+    gpucomm tolerances REPORT.json... [--pool OLDER.json...] [--fresh-only REGEX]
                         [--pairs-pooled] [--judge LATER.json...] [--yaml OUT.yaml] [--md OUT.md]
 
 --pool adds an earlier study's reports (another session, maybe another machine instance: a
@@ -33,8 +32,8 @@ LAT_SLACK_US = 0.3     # ... plus this
 #: the slowest healthy run is taken this fraction of the healthy range (median to slowest)
 #: further out: a few dozen runs do not sample the tail of a noisy variable (host-memory and
 #: host-synchronised 1 MiB points spread 20-85 % on the reference node), while a tight one
-#: (point-to-point NVLink bandwidth, 1.2-5 %) barely moves; cross-validated between two sets of 10 runs
-#: (bench/results/2026-11-30-nvidia-h200-x2/13-health-validation)
+#: (point-to-point NVLink bandwidth, 1.2-5 %) barely moves; cross-validated between two sets
+#: of 10 runs on the reference node (the results README)
 RANGE_EXTENSION = 0.5
 
 

@@ -59,11 +59,9 @@ def default_batch(size, iters):
     """Iterations per timed sample.  Small messages run back to back between two barriers, as
     OSU and nccl-tests time their loops: a barrier's skew (ranks leave it up to a microsecond
     apart) and the timer's own cost are paid once per sample instead of once per iteration.
-    Large messages run a few per sample too: with one iteration per sample, the 64 MiB
-    ping-pongs of ipc-copy and gpu-aware-mpi took about 7 us per transfer longer than the native
-    tools (bench/results/2026-11-30-nvidia-h200-x2/11-tools2: a barrier, a stream
-    synchronisation and the timer in every sample, 4 % of a 180 us transfer).  At least 10
-    samples remain for the spread."""
+    Large messages run a few per sample too: a barrier, a stream synchronisation and the timer
+    in every sample cost about 7 us, 4 % of a 64 MiB NVLink transfer (the results README has
+    the measurement).  At least 10 samples remain for the spread."""
     batch = 20 if size <= 64 << 10 else 4 if size <= 1 << 20 else 5
     return max(1, min(batch, iters // 10))
 

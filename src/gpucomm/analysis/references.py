@@ -47,7 +47,7 @@ import sys
 import yaml
 
 from ..constants import METHOD_OF_PAPER, METHODS, PINGPONG
-from ..contract import COLLECTIVE_PERF_POINTS, PERF_POINTS, SCALING_PERF_POINTS
+from ..contract import COLLECTIVE_PERF_POINTS, LATENCY, PERF_POINTS, SCALING_PERF_POINTS
 from ..metrics import busbw_GBps, goodput_GBps
 from .paper import paper_csv
 
@@ -118,7 +118,7 @@ def reference_tuple(row, field, unit):
     op, size, nranks = row["operation"], int(row["size_bytes"]), int(row["ranks"])
     med = float(row["goodput_gbps_median"])
     p05 = float(row["goodput_gbps_p05"])
-    if field == "latency":
+    if field == LATENCY:
         rise = med / p05 - 1  # time = size / goodput, iteration by iteration
         return [float(row["time_us_median"]), None, _ceil3(max(rise, MIN_LATENCY_TOL)), unit]
     goodput = med / 8

@@ -100,9 +100,14 @@ def test_gpu_aware_levels(monkeypatch):
     assert capabilities.gpu_aware_mpi("Open MPI v5.0.11")[0] == "none"
     monkeypatch.setenv("MPICH_GPU_SUPPORT_ENABLED", "1")
     assert capabilities.gpu_aware_mpi("MPI VERSION 3.1 CRAY MPICH")[0] == "full"
-    for value, level in (("p2p", "p2p"), ("1", "full"), ("yes", "full"), ("0", "none")):
+    for value, level in (("p2p", "p2p"), ("1", "full"), ("full", "full"), ("0", "none"),
+                         ("none", "none"), (" FULL ", "full")):
         monkeypatch.setenv("GPUCOMM_GPU_AWARE_MPI", value)
         assert capabilities.gpu_aware_mpi("")[0] == level
+    for typo in ("yes", "ful", "2", "cuda"):  # only the documented values: a typo is an error
+        monkeypatch.setenv("GPUCOMM_GPU_AWARE_MPI", typo)
+        with pytest.raises(GpucommError, match="bad GPUCOMM_GPU_AWARE_MPI"):
+            capabilities.gpu_aware_mpi("")
 
 
 # -- real MPI runs -------------------------------------------------------------------------

@@ -4,6 +4,8 @@ Every buffer is a flat uint8 array.  Device buffers come straight from cudaMallo
 (not from cupy's pool), so their base address is the allocation's and IPC handles map 1:1.
 """
 
+import os
+
 import numpy as np
 
 from ..errors import CapabilityError
@@ -39,6 +41,13 @@ class NumpyBackend:
 
     def empty(self, nbytes, dtype=np.uint8):
         return np.empty(nbytes // np.dtype(dtype).itemsize, dtype=dtype)
+
+    def free_bytes(self, sharers=1):
+        """Host memory available to this rank (the node's free memory over ``sharers`` ranks)."""
+        try:
+            return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // max(1, sharers)
+        except (ValueError, OSError, AttributeError):
+            return None
 
     def host_empty(self, nbytes):
         return np.empty(nbytes, dtype=np.uint8)
@@ -92,6 +101,13 @@ class CupyBackend:
         # one stream for everything this rank does: cupy kernels, copies and NCCL calls
         self.stream = cupy.cuda.Stream(non_blocking=True)
         self.stream.use()
+
+    def free_bytes(self, sharers=1):
+        """Free memory of this rank's GPU."""
+        try:
+            return int(self.runtime.memGetInfo()[0])
+        except Exception:
+            return None
 
     def empty(self, nbytes, dtype=np.uint8):
         cupy = self.xp

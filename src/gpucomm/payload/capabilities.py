@@ -34,11 +34,17 @@ def _mpix_query(name):
 LEVELS = GPU_AWARE_LEVELS
 
 
+#: GPUCOMM_GPU_AWARE_MPI's documented values, exactly: a level's name or its short form
+LEVEL_VALUES = {"none": "none", "0": "none", "p2p": "p2p", "full": "full", "1": "full"}
+
+
 def _level(value):
     v = str(value).strip().lower()
-    if v in ("p2p", "pt2pt"):
-        return "p2p"
-    return "full" if _truthy(v) else "none"
+    if v not in LEVEL_VALUES:
+        from ..errors import GpucommError
+        raise GpucommError(f"bad GPUCOMM_GPU_AWARE_MPI={value!r}: expected one of "
+                           f"{', '.join(LEVEL_VALUES)} (none/0, p2p, full/1)")
+    return LEVEL_VALUES[v]
 
 
 def gpu_aware_mpi(library_version=""):
@@ -50,7 +56,7 @@ def gpu_aware_mpi(library_version=""):
       * "p2p": point-to-point only (Open MPI built without CUDA whose pml ucx moves device
         memory: its collectives copy and reduce on the CPU and would crash);
       * "none".
-    Must be called after MPI_Init.  Order: GPUCOMM_GPU_AWARE_MPI (0/p2p/1; the system config
+    Must be called after MPI_Init.  Order: GPUCOMM_GPU_AWARE_MPI (none/0, p2p, full/1; the system config
     sets it where it knows), MPICH_GPU_SUPPORT_ENABLED, MV2_USE_CUDA,
     MPIX_Query_{cuda,rocm}_support, then Open MPI with UCX's CUDA/ROCm transports loaded.
     The default is "none": handing device memory to an MPI that cannot take it segfaults.

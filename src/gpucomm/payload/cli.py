@@ -1,6 +1,7 @@
 """Command line: ``python -m gpucomm OPERATION --method M --sizes 1:1G ...`` under mpirun/srun."""
 
 import argparse
+import math
 import sys
 import time
 
@@ -27,8 +28,9 @@ class _Parser(argparse.ArgumentParser):
         sys.exit(_early_error(f"{message} (see gpucomm --help)"))
 
 
-def _number(kind, minimum, strict=False):
-    """argparse type: a number of ``kind`` (int, float) not below ``minimum`` (above it if strict)."""
+def _number(kind, minimum, maximum, strict=False):
+    """argparse type: a finite number of ``kind`` (int, float) not below ``minimum`` (above it if
+    strict) and not above ``maximum``."""
     noun = "an integer" if kind is int else "a number"
 
     def convert(text):
@@ -36,8 +38,12 @@ def _number(kind, minimum, strict=False):
             value = kind(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text!r} is not {noun}") from None
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
         if not (value > minimum if strict else value >= minimum):
             raise argparse.ArgumentTypeError(f"{text!r} must be {'>' if strict else '>='} {minimum}")
+        if value > maximum:
+            raise argparse.ArgumentTypeError(f"{text!r} must be <= {maximum:g}")
         return value
     return convert
 
@@ -54,10 +60,16 @@ def _methods(text):
     return ",".join(names)
 
 
-_positive_int = _number(int, 1)
-_nonneg_int = _number(int, 0)
-_nonneg_float = _number(float, 0)
-_positive_float = _number(float, 0, strict=True)
+#: upper bounds: a count or a time past these is a typo, not a benchmark
+MAX_COUNT = 10**9
+MAX_SECONDS = 7 * 24 * 3600
+MAX_GBPS = 1e6
+
+_positive_int = _number(int, 1, MAX_COUNT)
+_nonneg_int = _number(int, 0, MAX_COUNT)
+_bandwidth = _number(float, 0, MAX_GBPS)
+_seconds = _number(float, 0, MAX_SECONDS)
+_positive_seconds = _number(float, 0, MAX_SECONDS, strict=True)
 
 
 def build_parser():
@@ -83,7 +95,7 @@ def build_parser():
         s.add_argument("--batch", type=_positive_int, default=None, metavar="N",
                        help="iterations per timed sample, run back to back between two barriers "
                             "(default: 20 up to 64 KiB, 4 up to 1 MiB, 5 above; at least 10 samples)")
-        s.add_argument("--budget", type=_positive_float, default=None, metavar="SECONDS",
+        s.add_argument("--budget", type=_positive_seconds, default=None, metavar="SECONDS",
                        help="timed seconds per size: fewer iterations than --iters where one is slow "
                             "(estimated from the last warm-up iteration; at least 10)")
         s.add_argument("--graph", choices=("auto", "on", "off"), default="auto",
@@ -94,7 +106,7 @@ def build_parser():
         s.add_argument("--backend", choices=("auto", "numpy", "cupy"), default="auto",
                        help="array backend (auto: numpy for host, cupy for the GPU methods)")
         s.add_argument("--json", dest="json_path", metavar="FILE", help="write all records to FILE")
-        s.add_argument("--max-bandwidth", type=_nonneg_float, default=None, metavar="GBPS",
+        s.add_argument("--max-bandwidth", type=_bandwidth, default=None, metavar="GBPS",
                        help="nominal link limit in GB/s; a faster result is an error (default: detect; 0: off)")
         s.add_argument("--timer", choices=("auto", "host", "device"), default="auto",
                        help="per-iteration timer: host clock after synchronisation, or device events "
@@ -103,7 +115,7 @@ def build_parser():
         s.add_argument("--ranks-per-node", type=_positive_int, default=None, metavar="K",
                        help="treat consecutive groups of K ranks as nodes (a multi-node run emulated "
                             "on one machine); default: the MPI shared-memory domains")
-        s.add_argument("--timeout", type=_nonneg_float, default=None, metavar="SECONDS",
+        s.add_argument("--timeout", type=_seconds, default=None, metavar="SECONDS",
                        help="end the run (every rank, exit 124) if it lasts longer; 0 or unset: no limit")
         s.add_argument("--allow-shared-gpu", action="store_true",
                        help="allow two ranks of a node on one GPU")

@@ -16,7 +16,7 @@ from ..metrics import time_stats_us
 from .methods import get_method
 from .ops import get_operation
 from .timers import make_timer
-from .faults import corruption_request, hang_request, hang_exits
+from .faults import check_requests, corruption_request, hang_exits, hang_request
 from .output import Output
 from .watchdog import Watchdog
 from .topology import (cray_xname, emulated_nodes, local_rank, nominal_gpu_link_GBps,
@@ -148,7 +148,7 @@ def run(cfg):
                            "(pip install gpucomm[mpi]) or load the site's MPI module") from None
     comm = MPI.COMM_WORLD
     methods = cfg.method.split(",")
-    dog = Watchdog(cfg.timeout, comm.rank, cfg.op).start() if cfg.timeout else None
+    dog = Watchdog(cfg.timeout, comm.rank, cfg.op).start()
     op_cls = get_operation(cfg.op)
     for name in methods:
         get_method(name)
@@ -156,6 +156,9 @@ def run(cfg):
     if msg:
         raise collective(GpucommError(msg))
     op_cls.check_sizes(cfg.sizes)
+    check_requests(comm.size, cfg.sizes)
+    if cfg.json_path:  # before the first size: a path that cannot be written is bad input now
+        _collective(lambda: _writable(cfg.json_path) if comm.rank == 0 else None, comm)
 
     # the node of a rank: its MPI shared-memory domain (its host), or with --ranks-per-node K
     # its group of K consecutive ranks (a multi-node run emulated on one machine)
@@ -185,8 +188,7 @@ def run(cfg):
         out.done(False, str(exc), status)
         raise
     finally:
-        if dog is not None:
-            dog.cancel()
+        dog.cancel()
     out.done(True, status=status)
     return 0
 
@@ -197,8 +199,7 @@ def _run_method(cfg, comm, MPI, where, out, dog):
     op_cls = get_operation(cfg.op)
     method_cls = get_method(cfg.method)
     backend_name = _choose_backend(cfg, method_cls)
-    if dog is not None:
-        dog.what = f"{cfg.op}/{cfg.method}"
+    dog.what = f"{cfg.op}/{cfg.method}"
     backend = _collective(lambda: make_backend(backend_name, lrank), comm)
     ctx = Context(comm, MPI, backend)
     ctx.op_name = cfg.op
@@ -226,6 +227,7 @@ def _run_method(cfg, comm, MPI, where, out, dog):
     op = op_cls(ctx, method)
     ctx.comm_peers = op.peers()
     send_bytes, recv_bytes = op.buffer_bytes(max(cfg.sizes))
+    _collective(lambda: _check_memory(backend, send_bytes + recv_bytes, lsize, max(cfg.sizes)), comm)
     ctx.sendbuf = _collective(lambda: backend.empty(send_bytes), comm)
     ctx.recvbuf = _collective(lambda: backend.empty(recv_bytes), comm)
     _collective(lambda: method.setup(ctx.sendbuf, ctx.recvbuf), comm)
@@ -261,13 +263,15 @@ def _run_method(cfg, comm, MPI, where, out, dog):
             _collective(lambda: (op.prepare(size), method.prepare(size)), comm)
             warm = 0.0
             for i in range(warmup):  # untimed; the graph is captured after it (connections made)
-                if dog is not None:
-                    dog.where = f"size {size} B, warm-up iteration {i}"
+                dog.where = f"size {size} B, warm-up iteration {i}"
+                dog.waiting = "a barrier"
                 comm.Barrier()
+                dog.waiting = "an iteration's communication with its peers"
                 t0 = time.perf_counter()
                 op.step(size)
                 method.sync()
                 warm = time.perf_counter() - t0
+                dog.waiting = None
             if cfg.budget and warmup:
                 iters = budget_iters(iters, cfg.budget, comm.allreduce(warm, op=MPI.MAX))
             batch = min(cfg.batch, iters) if cfg.batch else default_batch(size, iters)
@@ -285,19 +289,21 @@ def _run_method(cfg, comm, MPI, where, out, dog):
                     method.sync()
             times = np.empty(samples, dtype=np.float64)
             for i in range(samples):
-                if dog is not None:
-                    dog.where = f"size {size} B, sample {i} ({batch} iteration(s) each)"
+                dog.where = f"size {size} B, sample {i} ({batch} iteration(s) each)"
                 if hang == (comm.rank, size):  # test hook: this rank dies or stops answering
                     if hang_exits():
                         os._exit(9)
                     time.sleep(1e6)
+                dog.waiting = "a barrier"
                 comm.Barrier()
+                dog.waiting = "the timed loop's communication with its peers"
                 timer.start()
                 if graph is not None:
                     graph.launch(backend.stream)
                 else:
                     op.loop(size, batch)
                 times[i] = timer.stop() / batch
+                dog.waiting = None
             # a graph holds NCCL's captured work: ncclCommDestroy waits until every graph that
             # captured the communicator is gone, so none may outlive its size
             graphed, graph = graph is not None, None
@@ -371,6 +377,30 @@ def _node_meta(placement, node_of, emulated):
             "placement": {"hosts": [p[0] for p in physical],
                           "topology_addr": [p[1] for p in physical],
                           "xname": [p[2] for p in physical], "distance": distance, "source": source}}
+
+
+def _writable(path):
+    """Raise GpucommError unless ``path`` can be written (it is opened for appending and left
+    as it was: the records are written at the end)."""
+    if os.path.isdir(path):
+        raise GpucommError(f"--json {path}: is a directory, not a file")
+    existed = os.path.exists(path)
+    try:
+        with open(path, "a"):
+            pass
+    except OSError as exc:
+        raise GpucommError(f"--json {path}: cannot write it ({exc.strerror})") from None
+    if not existed:
+        os.unlink(path)
+
+
+def _check_memory(backend, need, local_ranks, largest):
+    """Raise GpucommError if this rank's buffers for the largest size do not fit its memory."""
+    free = backend.free_bytes(local_ranks)
+    if free is not None and need > free:
+        where = "its GPU" if backend.is_device else "the node's host memory (its share)"
+        raise GpucommError(f"--sizes up to {largest} B needs {need / 2**30:.2f} GiB per rank, "
+                           f"{where} has {free / 2**30:.2f} GiB free: choose smaller sizes")
 
 
 def _raise_if(message, cls):

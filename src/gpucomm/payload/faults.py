@@ -62,6 +62,28 @@ def slow_pair_request():
     return i, j, delay
 
 
+def check_requests(nranks, sizes):
+    """Every hook that is set must be able to fire in this run: its ranks exist, its size is
+    swept (a hook that cannot fire would test nothing and say nothing)."""
+    for var, req in ((CORRUPT, corruption_request()), (HANG, hang_request())):
+        if req is not None:
+            rank, size = req
+            if not 0 <= rank < nranks:
+                raise collective(GpucommError(f"{var}={rank}:{size}: there is no rank {rank} "
+                                              f"(ranks 0-{nranks - 1})"))
+            if size not in sizes:
+                raise collective(GpucommError(f"{var}={rank}:{size}: size {size} is not swept "
+                                              f"(--sizes: {', '.join(map(str, sizes))})"))
+    slow = slow_pair_request()
+    if slow is not None and max(slow[:2]) >= nranks:
+        raise collective(GpucommError(f"{SLOW_PAIR}: ranks {slow[0]} and {slow[1]} do not both "
+                                      f"exist (ranks 0-{nranks - 1})"))
+    hook = os.environ.get(IPC_REFUSED, "")
+    if hook.isdigit() and int(hook) >= nranks:
+        raise collective(GpucommError(f"{IPC_REFUSED}={hook}: there is no rank {hook} "
+                                      f"(ranks 0-{nranks - 1})"))
+
+
 def ipc_refused(rank):
     """Whether GPUCOMM_TEST_IPC_REFUSED names ``rank``."""
     hook = os.environ.get(IPC_REFUSED, "")

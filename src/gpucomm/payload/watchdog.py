@@ -16,19 +16,29 @@ class Watchdog:
     def __init__(self, seconds, rank, what):
         self.seconds, self.rank, self.what = seconds, rank, what
         self.where = "start-up"
-        self._timer = threading.Timer(seconds, self._fire)
-        self._timer.daemon = True
+        #: what the rank waits for when it is in a communication call (None: its own work)
+        self.waiting = None
+        self._timer = None
+        if seconds:  # None or 0: no limit, the watchdog only keeps track
+            self._timer = threading.Timer(seconds, self._fire)
+            self._timer.daemon = True
 
     def start(self):
-        self._timer.start()
+        if self._timer is not None:
+            self._timer.start()
         return self
 
     def cancel(self):
-        self._timer.cancel()
+        if self._timer is not None:
+            self._timer.cancel()
 
     def _fire(self):
+        if self.waiting:
+            state = f"waiting in {self.waiting} for ranks that stopped answering"
+        else:
+            state = "this rank stopped answering (not waiting for any peer)"
         sys.stderr.write(f"gpucomm: error: rank {self.rank}: {self.what} timed out after {self.seconds:g} s "
-                         f"({self.where}): a rank, a GPU or the interconnect hangs\n")
+                         f"({self.where}): {state}\n")
         sys.stderr.flush()
         sys.stdout.flush()
         os._exit(EXIT_TIMEOUT)

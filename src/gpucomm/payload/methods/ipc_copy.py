@@ -107,7 +107,10 @@ class IpcCopyMethod(Method):
             self._setup_flags(peers, handles, flag_error)
         self.streams = None
         self.stack = None
-        self.pull = os.environ.get("GPUCOMM_IPC_MODE", "push").strip().lower() == "pull"
+        mode = os.environ.get("GPUCOMM_IPC_MODE", "push").strip().lower() or "push"
+        if mode not in ("push", "pull"):
+            raise GpucommError(f"bad GPUCOMM_IPC_MODE={mode!r}: expected push or pull")
+        self.pull = mode == "pull"
 
     def _setup_flags(self, peers, handles, error):
         """Open the peers' flags and try one stream write into each and one wait; every rank

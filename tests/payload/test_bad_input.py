@@ -1,0 +1,77 @@
+"""Bad input to the payload is one line and a non-zero exit, found before the first size:
+numbers that are not finite or absurd, sizes that cannot fit, an unwritable --json path, fault
+hooks that cannot fire; and a hang names the rank that stopped answering."""
+
+import json
+
+import pytest
+
+from gpucomm.constants import EXIT_BAD_INPUT, EXIT_TIMEOUT, EXIT_VALIDATION
+
+
+def one_error(run):
+    lines = [ln for ln in run.stderr.splitlines() if "gpucomm: error:" in ln]
+    assert "Traceback" not in run.stderr
+    assert "internal error" not in run.stderr
+    assert len(lines) == 1, run.stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--timeout", "inf"], "'inf' is not a finite number"),
+    (["--timeout", "nan"], "'nan' is not a finite number"),
+    (["--budget", "inf"], "'inf' is not a finite number"),
+    (["--budget", "1e9"], "must be <="),
+    (["--max-bandwidth", "nan"], "'nan' is not a finite number"),
+    (["--iters", "99999999999"], "must be <="),
+    (["--sizes", "1T"], "needs 2048.00 GiB per rank"),
+])
+def test_numbers_bounded(mpirun, args, message):
+    run = mpirun(2, "pingpong", "--method", "host", *([] if "--sizes" in args else ["--sizes", "8"]), *args)
+    assert run.returncode == EXIT_BAD_INPUT
+    assert message in one_error(run)
+
+
+def test_json_directory_fails_before_the_sweep(mpirun, tmp_path):
+    """--json to a directory: bad input before the first size, not an internal error after the
+    sweep; with a corrupted byte too, the validation failure is not masked either."""
+    run = mpirun(2, "pingpong", "--method", "host", "--sizes", "8,4K", "--json", str(tmp_path))
+    assert run.returncode == EXIT_BAD_INPUT
+    assert "is a directory" in one_error(run)
+    assert "GPUCOMM-RESULT" not in run.stdout  # nothing was measured
+
+
+def test_json_written_and_validation_failure_kept(mpirun, tmp_path):
+    out = tmp_path / "r.json"
+    run = mpirun(2, "pingpong", "--method", "host", "--sizes", "8,4K", "--iters", "20", "--json", str(out),
+                 extra_env={"GPUCOMM_TEST_CORRUPT": "1:4096"})
+    assert run.returncode == EXIT_VALIDATION
+    doc = json.loads(out.read_text())
+    assert doc["summary"]["ok"] is False
+
+
+@pytest.mark.parametrize("env,message", [
+    ({"GPUCOMM_TEST_CORRUPT": "7:8"}, "there is no rank 7"),
+    ({"GPUCOMM_TEST_CORRUPT": "1:4096"}, "size 4096 is not swept"),
+    ({"GPUCOMM_TEST_HANG": "3:8"}, "there is no rank 3"),
+])
+def test_hooks_that_cannot_fire_are_errors(mpirun, env, message):
+    run = mpirun(2, "pingpong", "--method", "host", "--sizes", "8", "--iters", "20", extra_env=env)
+    assert run.returncode != 0
+    assert message in run.stderr
+
+
+def test_slow_pair_naming_a_missing_rank(mpirun):
+    run = mpirun(2, "pair-matrix", "--method", "host", "--sizes", "8", "--iters", "20",
+                 extra_env={"GPUCOMM_TEST_SLOW_PAIR": "0:5:0.01"})
+    assert run.returncode == EXIT_BAD_INPUT
+    assert "do not both exist" in one_error(run)
+
+
+def test_hang_names_the_rank_that_stopped(mpirun):
+    run = mpirun(2, "pingpong", "--method", "host", "--sizes", "8", "--iters", "20", "--warmup", "2",
+                 "--timeout", "10", extra_env={"GPUCOMM_TEST_HANG": "1:8"}, timeout=120)
+    assert run.returncode == EXIT_TIMEOUT or "Exit code:    124" in run.stderr + run.stdout
+    assert "rank 1: pingpong/host timed out" in run.stderr
+    assert "this rank stopped answering" in run.stderr
+    assert "rank 0: pingpong/host timed out" not in run.stderr or "waiting in a barrier" in run.stderr

@@ -75,6 +75,7 @@ REPO=$PWD
 
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export PYTHONUNBUFFERED=1
+[ "$(id -u)" = 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export PYTHONPATH="$REPO/src${PYTHONPATH:+:$PYTHONPATH}"
 DRY_RUN=${DRY_RUN:-0}
 PY=$(command -v python3)
@@ -195,7 +196,7 @@ stage_smoke() {
   tail -2 "$SD/refuse-shared-gpu.txt" 2>/dev/null
   if [ "$DRY_RUN" != 1 ] && { [ $rc = 0 ] || [ $rc -ge 124 ]; }; then echo "NOT REFUSED as expected: rc=$rc"; bad=1; else echo "refused: rc=$rc"; fi
   echo "=== ReFrame: PingPongCheck, sizes $sizes"
-  rf pingpong 600 -- -c checks/ -r -n PingPongCheck -S "sizes=$sizes" || bad=1
+  rf pingpong 600 -- -c checks/ -r -n '^PingPongCheck' -S "sizes=$sizes" || bad=1
   return $bad
 }
 
@@ -217,9 +218,9 @@ stage_suite() {
   [ -n "${SUITE_SIZES:-}" ] && s+=(-S "sizes=$SUITE_SIZES")
   [ -n "${SUITE_BUDGET:-}" ] && s+=(-S "budget=$SUITE_BUDGET")
   echo "=== ReFrame: ping-pong, every method"
-  rf pingpong 600 -- -c checks/ -r -n PingPongCheck "${s[@]}" || bad=1
+  rf pingpong 600 -- -c checks/ -r -n '^PingPongCheck' "${s[@]}" || bad=1
   echo "=== ReFrame: all-reduce and all-to-all, every method"
-  rf collectives 600 -- -c checks/ -r -n 'AllReduceCheck|AllToAllCheck' "${s[@]}" || bad=1
+  rf collectives 600 -- -c checks/ -r -n '^(AllReduceCheck|AllToAllCheck)' "${s[@]}" || bad=1
   if [ "${SUITE_FORCE_GPU_AWARE_COLL:-0}" = 1 ]; then
     echo "=== gpu-aware-mpi collectives forced (GPUCOMM_GPU_AWARE_MPI=1): the wheel's Open MPI segfaulted here (02-suite)"
     for op in alltoall allreduce; do

@@ -39,7 +39,7 @@ class OsuBase(NativeCheck):
             self.perf_points = {k: v for k, v in PERF_POINTS.items() if not k.startswith("latency")}
         # OSU's -c fills and checks the whole buffer on the CPU in every
         # iteration: the 23 native checks up to 1 GiB did not finish in 160 s on the reference
-        # node (bench/results/2026-11-30-nvidia-h200-x2/9-tools).
+        # node (bench/results/2026-11-30-nvidia-h200-x2/09-tools).
         # A validated default sweep stops at 4 MiB (latency_8B, goodput_1MiB; -S sizes=1:1G for
         # more; bench/compare times OSU's large sizes without -c); the NCCL benchmarks, which
         # have no validation, go to 1 GiB

@@ -63,7 +63,7 @@ def test_nccl_tests_json_matches_its_text():
 @pytest.mark.parametrize("test,op", [("sendrecv", "sendrecv"), ("all_reduce", "allreduce")])
 def test_nccl_tests_mpi_mode_json_from_the_node(test, op):
     """-J output of the MPI=1 build, one rank per GPU under the local config's mpirun (pml ucx),
-    captured on the 2x H200 node (bench/results/2026-11-30-nvidia-h200-x2/9-tools/json)."""
+    captured on the 2x H200 node (bench/results/2026-11-30-nvidia-h200-x2/09-tools/json)."""
     meta_j, recs_j = parse_nccl_tests_json(text(f"nccl-tests_{test}_mpi_J.json"))
     meta_t, recs_t = parse_nccl_tests(text(f"nccl-tests_{test}_mpi_J.txt"))
     assert meta_j["op"] == meta_t["op"] == op and meta_j["nranks"] == meta_t["nranks"] == 2

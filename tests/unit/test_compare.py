@@ -175,12 +175,13 @@ def test_harness_dry_run_on_a_cpu_machine(tmp_path):
 
 def test_side_by_side_from_the_reference_node_reports(tmp_path):
     """bench/side_by_side.py: the native checks' report against the health sessions' reports,
-    same method, operation and size (the committed 11-tools2/side-by-side.md)."""
-    results = Path(__file__).resolve().parents[2] / "bench" / "results" / "2026-11-30-nvidia-h200-x2"
+    same method, operation and size (the committed 11-tools2/side-by-side.md; copies in
+    tests/data/h200x2-results)."""
+    results = REPO / "tests" / "data" / "h200x2-results"
     health = sorted(str(p) for d in ("12-health", "13-health-validation")
-                    for p in (results / d / "reports").glob("report-health-*.json"))
+                    for p in (results / d).glob("report-health-*.json"))
     out = tmp_path / "sbs.md"
-    run = subprocess.run([sys.executable, str(results.parents[2] / "bench" / "side_by_side.py"),
+    run = subprocess.run([sys.executable, str(REPO / "bench" / "side_by_side.py"),
                           "--native", str(results / "11-tools2" / "report-native.json"),
                           "--payload", *health, "--md", str(out)], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
@@ -196,9 +197,10 @@ def test_side_by_side_from_the_reference_node_reports(tmp_path):
 ])
 def test_the_reference_node_tables_from_their_raw_outputs(tmp_path, only, sizes, iters, warmup, table):
     """15-issue8-bw's committed ratio tables are what bench/compare --from-raw makes of the
-    raw outputs committed beside them (every pair, OSU, nccl-tests, CE copy and payload JSON)."""
+    raw outputs committed beside them (every pair, OSU, nccl-tests, CE copy and payload JSON;
+    copies in tests/data/h200x2-results/15-issue8-bw)."""
     import tarfile
-    results = REPO / "bench" / "results" / "2026-11-30-nvidia-h200-x2" / "15-issue8-bw"
+    results = REPO / "tests" / "data" / "h200x2-results" / "15-issue8-bw"
     with tarfile.open(results / "data.tgz") as tar:
         # the "data" filter where this Python has it (3.11.4+), our own archive either way
         tar.extractall(tmp_path, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))

@@ -20,7 +20,8 @@ site_configuration = {
         {"name": "health", "options": _COMMON + ["--tag=health", "--setvar=PairMatrixCheck.budget=0.25"]},
         {"name": "acceptance", "options": _COMMON + ["--exclude-tag=health", "--exclude-tag=noise"]},
         {"name": "paper", "options": _COMMON + ["--exclude-tag=health", "--exclude-tag=noise",
-                                                "--setvar=iters=100", "--setvar=max_nodes=512"]},
+                                                "--setvar=iters=100", "--setvar=max_nodes=512",
+                                                "--setvar=paper_tuning=y"]},
         {"name": "noise", "options": _COMMON + ["--tag=noise"]},
     ],
 }

@@ -114,16 +114,14 @@ site_configuration = {
                 "gpu_bandwidth_GBps": 450,
                 # ... and the node's 4 NICs, a multi ping-pong's bound (Fig. 7: 800 Gb/s)
                 "network_bandwidth_GBps": 100,
-                # where two nodes sit on the Slingshot dragonfly: one switch through Slurm; the
-                # other two as the paper's pairs (its same-switch pair: nid001058,nid001056)
-                "placement_options": {
-                    "same-switch": ["--switches=1"],
-                    "different-switch": ["--nodelist=nid001056,nid001128"],
-                    "different-group": ["--nodelist=nid001058,nid007112"],
-                },
+                # where two nodes sit on the Slingshot dragonfly: one switch through Slurm.  The
+                # paper's 2024 node pairs for different switch / group (blink:sbatch/alps/
+                # two-nodes-diff-{switch,group}.sbatch) are not configured: node ids change with
+                # every reconfiguration; give current nodes with -S nodelist=... (docs/sites/alps.md)
+                "placement_options": {"same-switch": ["--switches=1"]},
                 # --mpi=cray_shasta: Cray MPICH in a uenv (cscs-rfm:checks/mixins/
-                # uenv_slurm_mpi_options.py); here, not in the environment's extras, because those
-                # launcher options come after the partition's, i.e. after the bind wrapper.
+                # uenv_slurm_mpi_options.py).  (The checks put the bind wrapper after every other
+                # launcher option, the environment's too: rfm.mixins.launcher_options.)
                 # paper configuration: blink:conf/alps.sh (--cpu-bind=map_cpu=1,73,145,217)
                 "launcher_options": ["--mpi=cray_shasta", "--cpu-bind=map_cpu:1,73,145,217",
                                      bind_wrapper(__file__)],
@@ -144,25 +142,25 @@ site_configuration = {
         "extras": {
             # the payload's interpreter: the venv of docs/sites/alps.md (GPUCOMM_PYTHON), else
             # python3 of the uenv view, which cannot import gpucomm
-            "python": python(),
+            "python": python(required=True),
+            "recipe": "docs/sites/alps.md",
             "job_options": [f"--uenv={UENV}" + (f",{VENV_IMAGE}" if VENV_IMAGE else ""),
                             "--view=default"],
-            # per method (rfm.apply_site_options; a method's entry replaces 'default').  The
-            # one-launch health sweep uses 'default' (or 'ipc-copy' when that runs): there every
-            # method shares one environment, so those two keys carry the union (GPU support on,
-            # NCCL's variables) until the sweep merges the per-method entries
-            # (/work/notes/i17-code-needed.md)
+            # per method (rfm.mixins.SiteOptions): GPU support only where MPI gets device
+            # buffers; NCCL's variables for ccl only (ipc-copy's MPI messages are host handles
+            # and flags).  The health sweep merges the entries of the methods it runs and
+            # launches gpu-aware-mpi separately (MPICH_GPU_SUPPORT_ENABLED differs)
             "method_env_vars": {
                 "host": HOST_ENV,
                 "staging": HOST_ENV,
                 "gpu-aware-mpi": GPU_AWARE_ENV,
                 "ccl": NCCL_ENV,
-                "ipc-copy": {**NCCL_ENV, **GPU_AWARE_ENV},
-                "default": {**NCCL_ENV, **GPU_AWARE_ENV},
+                "ipc-copy": HOST_ENV,
             },
             # the log line that proves NCCL used the aws-ofi-nccl plugin over the cxi provider,
             # with NCCL_DEBUG=INFO: cscs-rfm:checks/microbenchmarks/xccl/xccl_tests.py
-            # (assert_sanity); not yet read by the checks (i17-code-needed.md)
+            # (assert_sanity); every ccl check and the sweep's ccl part write NCCL's log to
+            # gpucomm_nccl_debug.*.log (NCCL_DEBUG_FILE) and fail without it
             "ccl_net_check": {"env": {"NCCL_DEBUG": "INFO", "NCCL_DEBUG_SUBSYS": "INIT,NET"},
                               "pattern": r"NET/OFI Selected [pP]rovider is cxi"},
             # the plugin ships in prgenv-gnu's default view; with --view=modules it is the

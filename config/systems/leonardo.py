@@ -62,17 +62,18 @@ MODULES = [m for m in os.environ.get(
     "gcc/12.2.0,cuda/12.2,openmpi/4.1.6--gcc--12.2.0-cuda-12.2,nccl,python/3.11.6--gcc--12.2.0",
 ).split(",") if m]
 
-#: InfiniBand service level for NCCL and UCX, off (the fabric's default) unless
-#: GPUCOMM_LEONARDO_SL is set.  paper configuration: blink:conf/leonardo.sh sets 1 by default;
-#: blink:sbatch/leonardo/two-nodes.sbatch ran its two-node runs with SL 0, the collectives
-#: (many-nodes-coll.sbatch, 256-nodes-coll.sbatch) with SL 1 and 0
-SERVICE_LEVEL = os.environ.get("GPUCOMM_LEONARDO_SL", "")
+#: InfiniBand service level: off (the fabric's default) unless a check is given
+#: -S service_level=N, which sets both variables below (partition extras['service_level_vars']);
+#: the paper mode applies the paper's (extras['paper_service_levels']).  paper configuration:
+#: blink:conf/leonardo.sh sets 1 by default; blink:sbatch/leonardo/two-nodes.sbatch ran its
+#: two-node runs with SL 0, the collectives (many-nodes-coll.sbatch, 256-nodes-coll.sbatch)
+#: with SL 1 and 0
+SERVICE_LEVEL_VARS = ["NCCL_IB_SL", "UCX_IB_SL"]
 
 #: NCCL: paper configuration (blink:conf/leonardo.sh: NCCL_IGNORE_CPU_AFFINITY=1)
-NCCL_ENV = _str({"NCCL_IGNORE_CPU_AFFINITY": 1,
-                 **({"NCCL_IB_SL": SERVICE_LEVEL} if SERVICE_LEVEL else {})})
-#: Open MPI over UCX on InfiniBand (host and device buffers alike)
-UCX_ENV = _str({"UCX_IB_SL": SERVICE_LEVEL} if SERVICE_LEVEL else {})
+NCCL_ENV = _str({"NCCL_IGNORE_CPU_AFFINITY": 1})
+#: Open MPI over UCX on InfiniBand (host and device buffers alike): nothing per method
+UCX_ENV = {}
 
 site_configuration = {
     "systems": [{
@@ -107,9 +108,12 @@ site_configuration = {
                 # job's node count; none past max_nodes (qos-copy, THIRD-PARTY: normal max 64
                 # nodes 24 h, boost_qos_bprod min 65 max 256 nodes 24 h).  boost_qos_dbg (<= 2
                 # nodes, 30 min) is a choice for quick runs (SBATCH_QOS=boost_qos_dbg), not a
-                # size rule.  Applied by code the lead engineer writes (i17-code-needed.md)
+                # size rule.  rfm.mixins.MultiNode writes --qos= by node count (SBATCH_QOS wins)
+                # and skips a job above max_nodes, saying so
                 "qos_by_nodes": [[64, "normal"], [256, "boost_qos_bprod"]],
                 "max_nodes": 256,
+                # InfiniBand: -S service_level=N sets these (an error on other partitions)
+                "service_level_vars": SERVICE_LEVEL_VARS,
                 # one leaf switch through Slurm's topology/tree; other placements need given
                 # nodes (-S nodelist=...): Slurm has no option for "apart"
                 "placement_options": {"same-switch": ["--switches=1"]},
@@ -136,18 +140,18 @@ site_configuration = {
         "extras": {
             # the payload's interpreter: the venv of docs/sites/leonardo.md (GPUCOMM_PYTHON);
             # the system python3 (3.6) cannot run gpucomm
-            "python": python(),
-            # per method (a method's entry replaces 'default'); 'default' and 'ipc-copy' serve
-            # the one-launch health sweep too, so they carry the union
+            "python": python(required=True),
+            "recipe": "docs/sites/leonardo.md",
+            # per method (rfm.mixins.SiteOptions; the health sweep merges the ones it runs)
             "method_env_vars": {
                 "host": UCX_ENV,
                 "staging": UCX_ENV,
                 "gpu-aware-mpi": UCX_ENV,
                 "ccl": NCCL_ENV,
-                "ipc-copy": {**UCX_ENV, **NCCL_ENV},
-                "default": {**UCX_ENV, **NCCL_ENV},
+                "ipc-copy": UCX_ENV,
             },
-            # paper configuration as data, for a paper mode to apply (i17-code-needed.md):
+            # paper configuration, applied by the paper mode (-S paper_tuning=y) between nodes
+            # unless -S service_level is given: the first SL of the check's family;
             # SL 0 for the two-node runs (blink:sbatch/leonardo/two-nodes.sbatch), SL 1 and 0 for
             # the scaling collectives (many-nodes-coll.sbatch); conf/leonardo.sh's default is 1
             "paper_service_levels": {"two-node": [0], "scaling": [1, 0], "default": 1},

@@ -92,29 +92,25 @@ GPU_AWARE_ENV = _str({"MPICH_GPU_SUPPORT_ENABLED": 1})
 #: host buffers: GPU support off, so an mpi4py without the GTL still starts
 HOST_ENV = _str({"MPICH_GPU_SUPPORT_ENABLED": 0})
 
-#: the paper's per-method tuning on LUMI, applied only with GPUCOMM_PAPER_TUNING=1 (until a paper
-#: mode applies it per operation: i17-code-needed.md)
+#: the paper's per-method tuning on LUMI: {method: {env, ops}}, applied by the paper mode
+#: (-S paper_tuning=y, rfm.mixins.SiteOptions.env_of) to single-node checks of those operations
 PAPER_METHOD_ENV = {
     # paper configuration: blink-gpu:Makefile.LUMI ("Rccl 5.7.1.1" = Nccl_new modules), used for
     # the intra-node ccl ping-pong (blink:sbatch/lumi/intra-node.sbatch: gpubench_pp_nccl after
     # load_Nccl_new_modules.sh); with the authors' own RCCL 5.7.1.1 build
-    "ccl": _str({"NCCL_NCHANNELS_PER_PEER": 32}),
+    "ccl": {"env": _str({"NCCL_NCHANNELS_PER_PEER": 32}), "ops": ["pingpong"]},
     # paper configuration: blink:sbatch/lumi/intra-node.sbatch (MPICH_GPU_ALLREDUCE_BLK_SIZE=
     # 134217728 for the whole intra-node job, i.e. the GPU-aware all-reduce)
-    "gpu-aware-mpi": _str({"MPICH_GPU_ALLREDUCE_BLK_SIZE": 134217728}),
+    "gpu-aware-mpi": {"env": _str({"MPICH_GPU_ALLREDUCE_BLK_SIZE": 134217728}),
+                      "ops": ["allreduce"]},
 }
-PAPER_TUNING = os.environ.get("GPUCOMM_PAPER_TUNING", "") not in ("", "0", "n", "no")
 
 
 def _method_env():
-    """method_env_vars of the environment; 'default' and 'ipc-copy' also serve the one-launch
-    health sweep, so they carry the union of the GPU methods' variables."""
-    by_method = {"host": HOST_ENV, "staging": HOST_ENV, "gpu-aware-mpi": GPU_AWARE_ENV,
-                 "ccl": RCCL_ENV}
-    if PAPER_TUNING:
-        by_method = {m: {**env, **PAPER_METHOD_ENV.get(m, {})} for m, env in by_method.items()}
-    union = {**by_method["ccl"], **by_method["gpu-aware-mpi"]}
-    return {**by_method, "ipc-copy": union, "default": union}
+    """method_env_vars of the environment, per method (the health sweep merges the ones it
+    runs and launches gpu-aware-mpi separately); ipc-copy's MPI messages are host buffers."""
+    return {"host": HOST_ENV, "staging": HOST_ENV, "gpu-aware-mpi": GPU_AWARE_ENV,
+            "ccl": RCCL_ENV, "ipc-copy": HOST_ENV}
 
 
 site_configuration = {
@@ -158,8 +154,8 @@ site_configuration = {
                 "pair_classes": {"1600": ["0-1", "2-3", "4-5", "6-7"],
                                  "800": ["0-6", "0-7", "1-6", "1-7", "2-4", "2-5", "3-4", "3-5"],
                                  "default": "400"},
-                # paper configuration: the two-node multi ping-pong, as data for the check
-                # (i17-code-needed.md).  blink:sbatch/lumi/two-nodes.sbatch (sc24 and main):
+                # paper configuration: the two-node multi ping-pong's layout, which
+                # MultiPingPongCheck (pairs=all) uses instead of every GCD (checks/internode.py).  blink:sbatch/lumi/two-nodes.sbatch (sc24 and main):
                 # PPN_GPU=4 for pp-nccl AND pp-cudaaware, PPN_CPU=4 for pp-mpi, GCD order
                 # USER_HIP_GPU_MAP="1,3,5,7,0,2,4,6", pinning map_cpu:57,25,9,41,49,17,1,33, so
                 # 4 ranks on GCDs 1,3,5,7 with cores 57,25,9,41.  (Until 2024-03-31, commit
@@ -193,7 +189,8 @@ site_configuration = {
         }),
         "extras": {
             # the payload's interpreter: the venv of docs/sites/lumi.md (GPUCOMM_PYTHON)
-            "python": python(),
+            "python": python(required=True),
+            "recipe": "docs/sites/lumi.md",
             "method_env_vars": _method_env(),
             "paper_method_env_vars": PAPER_METHOD_ENV,
             "ccl_plugin_module": CCL_PLUGIN,

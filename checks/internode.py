@@ -73,6 +73,11 @@ class MultiPingPongCheck(GpucommCheck):
             opts.insert(0, "--cpu-bind=map_cpu:" + ",".join(map(str, layout["cpus"])))
         return opts
 
+    def request_gpus(self):
+        super().request_gpus()
+        if self.layout() and self.gpu_method:  # the layout's GCDs are numbered on the whole node
+            self.num_gpus_per_node = self.gpus_per_node()
+
     @run_before("run")
     def set_layout_gpus(self):
         layout = self.layout()

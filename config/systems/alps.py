@@ -3,24 +3,37 @@
 Node: 4 GH200 (Grace CPU + H100 GPU, 72 cores each), every GPU pair joined by 6 NVLink4 links
 (150 GB/s per direction), 4 Slingshot-11 NICs (25 GB/s each), one per GH200.
 
-    reframe -C config/settings.py --system alps -c checks/ -r
-    SBATCH_ACCOUNT=g123 reframe -C config/settings.py --system alps -c checks/ -r
+    SBATCH_ACCOUNT=g123 GPUCOMM_PYTHON=$SCRATCH/gpucomm-venv/bin/python \
+        reframe -C config/settings.py --system alps -c checks/ -r
+
+The payload runs in a venv built on top of the uenv (docs/sites/alps.md); point the config at its
+interpreter with GPUCOMM_PYTHON (extras['python']).  Every site fact below carries its source; the
+snapshots are listed in docs/sites/SOURCES.md:
+
+* cscs-docs = eth-cscs/cscs-docs@80abed138e7cc52ebf6703b82ed02520ab9bf92f (docs.cscs.ch source)
+* cscs-rfm  = eth-cscs/cscs-reframe-tests@2f813557625e1294b277a698338f82f398bea7b8
+* blink     = DanieleDeSensi/blink@84316d998f69a534b0198c9164971fa6f26fec5a (branch sc24)
 
 Sources:
-* Slurm on GH200, accounts, one rank per GPU: https://docs.cscs.ch/running/slurm/
-  (eth-cscs/cscs-docs docs/running/slurm.md); the GPU request as in CSCS's own ReFrame
-  config (eth-cscs/cscs-reframe-tests config/systems/daint.py: '--gpus-per-node').
-* Cray MPICH GPU support (GTL + MPICH_GPU_SUPPORT_ENABLED=1):
-  docs/software/communication/cray-mpich.md.
-* NCCL over Slingshot (aws-ofi-nccl, NCCL_NET, FI_CXI_*):
-  docs/software/communication/nccl.md and its nccl_env_vars file.
+* Slurm on GH200, accounts, partitions normal (default, 24 h, any node count) and debug (small,
+  30 min), one rank per GPU: cscs-docs:docs/running/slurm.md; the GPU request as in
+  cscs-rfm:config/systems/daint.py ('--gpus-per-node' through '_rfm_gpu').
+* uenv through Slurm (--uenv, --view, image:mount): cscs-docs:docs/software/uenv/using.md;
+  prgenv-gnu versions and the 12-month support policy (24.11 removed April 2026):
+  cscs-docs:docs/software/prgenv/prgenv-gnu.md.
+* Cray MPICH GPU support (GTL + MPICH_GPU_SUPPORT_ENABLED=1, the "GTL library is not linked"
+  abort, =0 for host-only traffic): cscs-docs:docs/software/communication/cray-mpich.md.
+* NCCL over Slingshot (aws-ofi-nccl in the default view, NCCL_NET, FI_CXI_*, GPU-aware MPI
+  off with NCCL): cscs-docs:docs/software/communication/nccl.md and nccl_env_vars.
+* --mpi=cray_shasta for Cray MPICH in a uenv: cscs-rfm:checks/mixins/uenv_slurm_mpi_options.py.
 * CPU map 1,73,145,217 (one core of each Grace, next to its GPU): the paper's run
-  configuration (DanieleDeSensi/blink conf/alps.sh, BLINK_PINNING_FLAGS).
+  configuration (blink:conf/alps.sh, BLINK_PINNING_FLAGS).
 * Link limits: paper_reference.md, "Nominal bandwidths drawn in the paper's plots".
-* Placement: one switch with Slurm's --switches=1 (sbatch man page; honoured where Slurm has a
-  topology/tree, which then sets SLURM_TOPOLOGY_ADDR, and checked after the run); different
-  switch / group as the node pairs of the paper's runs (DanieleDeSensi/blink, branch sc24,
-  sbatch/alps/two-nodes{,-diff-switch,-diff-group}.sbatch); -S nodelist=... overrides them.
+* Placement: one switch with Slurm's --switches=1 (sbatch man page; CSCS's own config has a
+  '--switches={num_switches}' resource: cscs-rfm:config/systems/daint.py); whether Alps has
+  topology/tree and sets SLURM_TOPOLOGY_ADDR is UNCONFIRMED (nothing in cscs-docs); different
+  switch / group as the node pairs of the paper's runs (blink:sbatch/alps/two-nodes{,-diff-switch,
+  -diff-group}.sbatch); -S nodelist=... overrides them.
 """
 
 import os
@@ -28,9 +41,50 @@ import os
 from gpucomm.site.siteconf import (bind_wrapper, env_list, gpu_binding, gpu_resource, python,
                               slurm_access)
 
-#: the uenv providing Cray MPICH (with the CUDA GTL), CUDA, NCCL and aws-ofi-nccl;
-#: override with GPUCOMM_ALPS_UENV (e.g. a newer prgenv-gnu)
-UENV = os.environ.get("GPUCOMM_ALPS_UENV", "prgenv-gnu/24.11:v1")
+def _str(variables):
+    """{name: value} with every value a string, as the job script writes it."""
+    return {name: str(value) for name, value in variables.items()}
+
+
+#: the uenv providing Cray MPICH (with the CUDA GTL), CUDA, NCCL and aws-ofi-nccl.  Default
+#: prgenv-gnu/25.11:v1 (CUDA 12.9, cray-mpich 8.1.32, nccl 2.28.3, aws-ofi-nccl 1.16.3, python
+#: 3.14; cupy-cuda12x): cscs-docs:docs/software/prgenv/prgenv-gnu.md.  24.11 (the old default)
+#: was removed in April 2026 (same page); 26.3 has CUDA 13.1 (then cupy-cuda13x).  The tag v1
+#: of 25.11 is UNCONFIRMED as the newest: check `uenv image find prgenv-gnu`.  Override with
+#: GPUCOMM_ALPS_UENV; the venv must be rebuilt for another uenv (cscs-docs:
+#: docs/build-install/python.md: "The virtual environment is specific to a particular uenv").
+UENV = os.environ.get("GPUCOMM_ALPS_UENV", "prgenv-gnu/25.11:v1")
+
+#: optional squashfs image of the payload venv, "IMAGE:MOUNTPOINT", mounted next to the uenv
+#: (cscs-docs:docs/guides/storage.md "Squash Python virtual environments with uenv":
+#: --uenv=prgenv-gnu/...,$PWD/py_venv.squashfs:<venv path>); then GPUCOMM_PYTHON=<mountpoint>/bin/python
+VENV_IMAGE = os.environ.get("GPUCOMM_ALPS_VENV_IMAGE", "")
+
+#: NCCL over Slingshot, "should always be set ... when using NCCL with uenv":
+#: cscs-docs:docs/software/communication/nccl_env_vars (last change 2025-11-03: TX size 16384).
+#: GPU-aware MPI off for NCCL ("can easily lead to deadlocks ... explicitly set
+#: MPICH_GPU_SUPPORT_ENABLED=0 ... may be set to 1 by default on some Alps clusters"):
+#: cscs-docs:docs/software/communication/nccl.md.  NCCL_IGNORE_CPU_AFFINITY: blink:conf/alps.sh.
+NCCL_ENV = _str({
+    "MPICH_GPU_SUPPORT_ENABLED": 0,
+    "NCCL_NET": '"AWS Libfabric"',   # fail if the plugin is missing, no silent TCP fallback
+    "NCCL_NET_GDR_LEVEL": "PHB",
+    "NCCL_CROSS_NIC": 1,
+    "NCCL_PROTO": "^LL128",
+    "FI_CXI_DEFAULT_CQ_SIZE": 131072,
+    "FI_CXI_DEFAULT_TX_SIZE": 16384,
+    "FI_CXI_DISABLE_HOST_REGISTER": 1,
+    "FI_CXI_RX_MATCH_MODE": "software",
+    "FI_MR_CACHE_MONITOR": "userfaultfd",
+    "NCCL_IGNORE_CPU_AFFINITY": 1,   # paper configuration: blink:conf/alps.sh
+})
+#: Cray MPICH on device buffers: GTL linked (automatic in the uenv's cray-mpich) and this set
+#: (cscs-docs:docs/software/communication/cray-mpich.md "GPU-aware MPI")
+GPU_AWARE_ENV = _str({"MPICH_GPU_SUPPORT_ENABLED": 1})
+#: host buffers only (host, staging, and ipc-copy's handle exchange): GPU support off, which
+#: also skips the slow cuPointerGetAttribute check of NVIDIA driver >= 580 (cscs-docs:
+#: cray-mpich.md "Slow host buffer communication with Nvidia driver version 590 and later")
+HOST_ENV = _str({"MPICH_GPU_SUPPORT_ENABLED": 0})
 
 site_configuration = {
     "systems": [{
@@ -43,6 +97,8 @@ site_configuration = {
             "descr": "4 x GH200 per node, NVLink4 all-to-all, 4 x Slingshot-11",
             "scheduler": "slurm",
             "launcher": "srun",
+            # normal: the default partition, whole nodes, any node count, 24 h; SBATCH_PARTITION=debug
+            # for quick runs (1-2 nodes, 30 min in cscs-docs' sinfo example): docs/running/slurm.md
             "access": slurm_access("normal"),
             "sched_options": {"use_nodes_option": True},
             "environs": ["prgenv-gnu"],
@@ -58,14 +114,19 @@ site_configuration = {
                 "gpu_bandwidth_GBps": 450,
                 # ... and the node's 4 NICs, a multi ping-pong's bound (Fig. 7: 800 Gb/s)
                 "network_bandwidth_GBps": 100,
-                # where two nodes sit on the Slingshot dragonfly: one switch through Slurm; the
-                # other two as the paper's pairs (its same-switch pair: nid001058,nid001056)
-                "placement_options": {
-                    "same-switch": ["--switches=1"],
-                    "different-switch": ["--nodelist=nid001056,nid001128"],
-                    "different-group": ["--nodelist=nid001058,nid007112"],
-                },
-                "launcher_options": ["--cpu-bind=map_cpu:1,73,145,217", bind_wrapper(__file__)],
+                # where two nodes sit on the Slingshot dragonfly: one switch through Slurm.  The
+                # paper's 2024 node pairs for different switch / group (blink:sbatch/alps/
+                # two-nodes-diff-{switch,group}.sbatch) are not configured: node ids change with
+                # every reconfiguration; give current nodes with -S nodelist=... (docs/sites/alps.md)
+                "placement_options": {"same-switch": ["--switches=1"]},
+                # --mpi=cray_shasta: Cray MPICH in a uenv (cscs-rfm:checks/mixins/
+                # uenv_slurm_mpi_options.py).  (The checks put the bind wrapper after every other
+                # launcher option, the environment's too: rfm.mixins.launcher_options.)
+                # paper configuration: blink:conf/alps.sh (--cpu-bind=map_cpu=1,73,145,217)
+                "launcher_options": ["--mpi=cray_shasta", "--cpu-bind=map_cpu:1,73,145,217",
+                                     bind_wrapper(__file__)],
+                # one GPU per task = CUDA_VISIBLE_DEVICES=$SLURM_LOCALID, which CSCS documents as
+                # what --gpus-per-task=1 does (cscs-docs:docs/running/slurm.md "One rank per GPU")
                 "method_env_vars": gpu_binding("CUDA_VISIBLE_DEVICES", range(4)),
             },
         }],
@@ -75,24 +136,36 @@ site_configuration = {
         "target_systems": ["alps"],
         "features": ["mpi", "gpu-aware-mpi", "cupy", "nccl"],
         "env_vars": env_list({
-            # Cray MPICH: GPU buffers through the CUDA GTL; NIC closest to the rank's GPU
-            "MPICH_GPU_SUPPORT_ENABLED": 1,
+            # NIC closest to the rank's GPU (HPE Cray MPICH man page, intro_mpi)
             "MPICH_OFI_NIC_POLICY": "GPU",
-            # NCCL: the aws-ofi-nccl plugin or fail (no silent TCP fallback), CSCS's settings
-            "NCCL_NET": '"AWS Libfabric"',
-            "NCCL_NET_GDR_LEVEL": "PHB",
-            "NCCL_CROSS_NIC": 1,
-            "NCCL_PROTO": "^LL128",
-            "NCCL_IGNORE_CPU_AFFINITY": 1,
-            "FI_CXI_DEFAULT_CQ_SIZE": 131072,
-            "FI_CXI_DEFAULT_TX_SIZE": 32768,
-            "FI_CXI_DISABLE_HOST_REGISTER": 1,
-            "FI_CXI_RX_MATCH_MODE": "software",
-            "FI_MR_CACHE_MONITOR": "userfaultfd",
         }),
         "extras": {
-            "python": python(),
-            "job_options": [f"--uenv={UENV}", "--view=default"],
+            # the payload's interpreter: the venv of docs/sites/alps.md (GPUCOMM_PYTHON), else
+            # python3 of the uenv view, which cannot import gpucomm
+            "python": python(required=True),
+            "recipe": "docs/sites/alps.md",
+            "job_options": [f"--uenv={UENV}" + (f",{VENV_IMAGE}" if VENV_IMAGE else ""),
+                            "--view=default"],
+            # per method (rfm.mixins.SiteOptions): GPU support only where MPI gets device
+            # buffers; NCCL's variables for ccl only (ipc-copy's MPI messages are host handles
+            # and flags).  The health sweep merges the entries of the methods it runs and
+            # launches gpu-aware-mpi separately (MPICH_GPU_SUPPORT_ENABLED differs)
+            "method_env_vars": {
+                "host": HOST_ENV,
+                "staging": HOST_ENV,
+                "gpu-aware-mpi": GPU_AWARE_ENV,
+                "ccl": NCCL_ENV,
+                "ipc-copy": HOST_ENV,
+            },
+            # the log line that proves NCCL used the aws-ofi-nccl plugin over the cxi provider,
+            # with NCCL_DEBUG=INFO: cscs-rfm:checks/microbenchmarks/xccl/xccl_tests.py
+            # (assert_sanity); every ccl check and the sweep's ccl part write NCCL's log to
+            # gpucomm_nccl_debug.*.log (NCCL_DEBUG_FILE) and fail without it
+            "ccl_net_check": {"env": {"NCCL_DEBUG": "INFO", "NCCL_DEBUG_SUBSYS": "INIT,NET"},
+                              "pattern": r"NET/OFI Selected [pP]rovider is cxi"},
+            # the plugin ships in prgenv-gnu's default view; with --view=modules it is the
+            # module 'aws-ofi-nccl' (cscs-docs: nccl.md); nomod here, so data only
+            "ccl_plugin_module": os.environ.get("GPUCOMM_ALPS_CCL_PLUGIN", "aws-ofi-nccl"),
         },
     }],
 }

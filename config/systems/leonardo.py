@@ -4,26 +4,76 @@ Node: 1 Intel Xeon 8358 (32 cores, 2 sub-NUMA domains), 4 NVIDIA A100 64 GB SXM 
 by NVLink3 (4 links = 100 GB/s per direction per GPU pair), 2 dual-port HDR100 InfiniBand NICs
 (4 ports mlx5_0..mlx5_3, 12.5 GB/s each).  Nodes are shared between jobs unless --exclusive.
 
-    SBATCH_ACCOUNT=<project> reframe -C config/settings.py --system leonardo -c checks/ -r
+    SBATCH_ACCOUNT=<project> GPUCOMM_PYTHON=$WORK/gpucomm-venv/bin/python \
+        reframe -C config/settings.py --system leonardo -c checks/ -r
+
+The payload runs in a venv built on the site's Python, CUDA-aware Open MPI and NCCL modules
+(docs/sites/leonardo.md); the system python3 is 3.6, too old for gpucomm (requires-python >= 3.9).
+Snapshots cited (docs/sites/SOURCES.md):
+
+* blink     = DanieleDeSensi/blink@84316d998f69a534b0198c9164971fa6f26fec5a (branch sc24)
+* blink-gpu = HicrestLaboratory/Blink-GPU@ca28ced238cf1fce377866c07193edf3075037cb (branch sc24)
+* qos-copy  = jeevesh415/OpenThoughts-Agent@f008f416b8ad12c27c42603a4f48d5041032e893:
+  hpc/docs/leonardo.md, a user's copy of CINECA's "Booster Section" QOS table (THIRD-PARTY:
+  the table on docs.hpc.cineca.it/hpc/leonardo.html could not be read here)
 
 Sources:
 * Booster partition boost_usr_prod, --gres=gpu:N, srun as the launcher, node sharing:
   CINECA user guide, Leonardo "Booster Section" (wiki.u-gov.it/confluence/display/SCAIUS/
   Booster+Section, now docs.hpc.cineca.it/hpc/leonardo.html).
-* Modules (CUDA-aware Open MPI with UCX, NCCL) and the job layout (4 tasks per node,
-  --cpus-per-task=8, --gres=gpu:4): the paper's runs (DanieleDeSensi/blink conf/leonardo.sh;
-  HicrestLaboratory/Blink-GPU sbatch/leonardo/scriptgenerator4leonardo.sh).
+* QOS by job size (normal <= 64 nodes 24 h; boost_qos_bprod 65..256 nodes 24 h; boost_qos_dbg
+  <= 2 nodes 30 min; boost_qos_lprod <= 3 nodes 4 days): qos-copy (THIRD-PARTY, see above).
+* The paper's modules (nvhpc/23.1, openmpi/4.1.4--nvhpc--23.1-cuda-11.8,
+  nccl/2.14.3-1--gcc--11.3.0-cuda-11.8): blink-gpu:Makefile.LEONARDO; the job layout (4 tasks
+  per node, --cpus-per-task=8, --gres=gpu:4, --exclusive): blink:sbatch/leonardo/*.sbatch,
+  blink-gpu:sbatch/leonardo/scriptgenerator4leonardo.sh.
 * One HDR port per rank (UCX_NET_DEVICES=mlx5_<local rank>:1): the paper's device list
-  (BLINK_IB_DEVICES=mlx5_0#...#mlx5_3) in local-rank order, as the usual per-rank wrappers do.
-* HCOLL off: the paper's Figs. 9/10 runs are the "hcoll0" ones (paper_reference.md).
+  (BLINK_IB_DEVICES=mlx5_0#...#mlx5_3, blink:conf/leonardo.sh) in local-rank order.
+* HCOLL off: the paper's Figs. 9/10 runs are the "hcoll0" ones (paper_reference.md,
+  blink:sbatch/leonardo/many-nodes-coll.sbatch).
+* InfiniBand service level: blink:conf/leonardo.sh (NCCL_IB_SL=1, UCX_IB_SL=1 unless set);
+  blink:sbatch/leonardo/two-nodes.sbatch runs SL 0, many-nodes-coll/256-nodes-coll SL 1 and 0.
 * Link limits: paper_reference.md, "Nominal bandwidths drawn in the paper's plots".
 * Placement: --switches=1 (sbatch man page); Slurm's topology/tree sets SLURM_TOPOLOGY_ADDR in
   every task here, which the paper's authors read to tell the switch distance of two nodes
-  (HicrestLaboratory/Blink-GPU utils/find_nodes_distance.sh) and the payload records.
+  (blink-gpu:sbatch/leonardo/scriptgenerator4leonardo.sh) and the payload records.
 """
+
+import os
 
 from gpucomm.site.siteconf import (bind_wrapper, env_list, gpu_binding, gpu_resource, python,
                               slurm_access)
+
+
+def _str(variables):
+    """{name: value} with every value a string, as the job script writes it."""
+    return {name: str(value) for name, value in variables.items()}
+
+
+#: the modules of the payload's environment, in load order; override with GPUCOMM_LEONARDO_MODULES
+#: (comma-separated).  THIRD-PARTY names, seen in 2024-26 Leonardo job scripts (no CINECA page
+#: read): gcc/12.2.0, cuda/12.2, openmpi/4.1.6--gcc--12.2.0-cuda-12.2 (the CUDA-aware build),
+#: python/3.11.6--gcc--12.2.0 (the venv's base interpreter; its libpython is needed at run
+#: time).  The NCCL module's version on today's stack is UNCONFIRMED: plain 'nccl' = the site
+#: default (the paper, blink:conf/leonardo.sh, also loaded plain 'openmpi nvhpc nccl').  Check
+#: with `module spider openmpi nccl python` on a login node.
+MODULES = [m for m in os.environ.get(
+    "GPUCOMM_LEONARDO_MODULES",
+    "gcc/12.2.0,cuda/12.2,openmpi/4.1.6--gcc--12.2.0-cuda-12.2,nccl,python/3.11.6--gcc--12.2.0",
+).split(",") if m]
+
+#: InfiniBand service level: off (the fabric's default) unless a check is given
+#: -S service_level=N, which sets both variables below (partition extras['service_level_vars']);
+#: the paper mode applies the paper's (extras['paper_service_levels']).  paper configuration:
+#: blink:conf/leonardo.sh sets 1 by default; blink:sbatch/leonardo/two-nodes.sbatch ran its
+#: two-node runs with SL 0, the collectives (many-nodes-coll.sbatch, 256-nodes-coll.sbatch)
+#: with SL 1 and 0
+SERVICE_LEVEL_VARS = ["NCCL_IB_SL", "UCX_IB_SL"]
+
+#: NCCL: paper configuration (blink:conf/leonardo.sh: NCCL_IGNORE_CPU_AFFINITY=1)
+NCCL_ENV = _str({"NCCL_IGNORE_CPU_AFFINITY": 1})
+#: Open MPI over UCX on InfiniBand (host and device buffers alike): nothing per method
+UCX_ENV = {}
 
 site_configuration = {
     "systems": [{
@@ -36,7 +86,9 @@ site_configuration = {
             "descr": "4 x A100 64 GB per node, NVLink3 all-to-all, 2 x dual-port HDR100",
             "scheduler": "slurm",
             "launcher": "srun",
-            # whole nodes: a benchmark must not share NVLink, PCIe or NICs with other jobs
+            # whole nodes: a benchmark must not share NVLink, PCIe or NICs with other jobs (the
+            # paper's runs too: --exclusive in blink:sbatch/leonardo/*.sbatch).  The QOS comes
+            # from SBATCH_QOS until the checks apply extras['qos_by_nodes'] themselves
             "access": slurm_access("boost_usr_prod", "--exclusive"),
             "sched_options": {"use_nodes_option": True},
             "environs": ["openmpi-nccl"],
@@ -52,10 +104,22 @@ site_configuration = {
                 "gpu_bandwidth_GBps": 300,
                 # ... and the node's 4 HDR100 ports, a multi ping-pong's bound (Fig. 7: 400 Gb/s)
                 "network_bandwidth_GBps": 50,
+                # QOS of boost_usr_prod by job size, as data: the first entry whose bound is >= the
+                # job's node count; none past max_nodes (qos-copy, THIRD-PARTY: normal max 64
+                # nodes 24 h, boost_qos_bprod min 65 max 256 nodes 24 h).  boost_qos_dbg (<= 2
+                # nodes, 30 min) is a choice for quick runs (SBATCH_QOS=boost_qos_dbg), not a
+                # size rule.  rfm.mixins.MultiNode writes --qos= by node count (SBATCH_QOS wins)
+                # and skips a job above max_nodes, saying so
+                "qos_by_nodes": [[64, "normal"], [256, "boost_qos_bprod"]],
+                "max_nodes": 256,
+                # InfiniBand: -S service_level=N sets these (an error on other partitions)
+                "service_level_vars": SERVICE_LEVEL_VARS,
                 # one leaf switch through Slurm's topology/tree; other placements need given
                 # nodes (-S nodelist=...): Slurm has no option for "apart"
                 "placement_options": {"same-switch": ["--switches=1"]},
                 # 8 cores per task in block order: tasks 0,1 on cores 0-15, tasks 2,3 on 16-31
+                # (--cpus-per-task=8: blink-gpu:sbatch/leonardo/scriptgenerator4leonardo.sh; the
+                # paper's srun pinning was --cpu-bind=socket, blink:conf/leonardo.sh)
                 "launcher_options": ["--cpus-per-task=8", "--cpu-bind=cores", bind_wrapper(__file__)],
                 "method_env_vars": gpu_binding(
                     "CUDA_VISIBLE_DEVICES", range(4),
@@ -66,14 +130,36 @@ site_configuration = {
     "environments": [{
         "name": "openmpi-nccl",
         "target_systems": ["leonardo"],
-        "modules": ["cuda", "openmpi", "nccl"],  # the site defaults: CUDA-aware Open MPI + UCX
+        # versioned, configurable (see MODULES): CUDA-aware Open MPI + UCX, NCCL, Python
+        "modules": MODULES,
         "features": ["mpi", "gpu-aware-mpi", "cupy", "nccl"],
         "env_vars": env_list({
             "OMPI_MCA_pml": "ucx",
-            "OMPI_MCA_coll_hcoll_enable": 0,
-            "NCCL_IGNORE_CPU_AFFINITY": 1,
+            "OMPI_MCA_coll_hcoll_enable": 0,   # paper configuration: the "hcoll0" runs
         }),
-        "extras": {"python": python()},
+        "extras": {
+            # the payload's interpreter: the venv of docs/sites/leonardo.md (GPUCOMM_PYTHON);
+            # the system python3 (3.6) cannot run gpucomm
+            "python": python(required=True),
+            "recipe": "docs/sites/leonardo.md",
+            # per method (rfm.mixins.SiteOptions; the health sweep merges the ones it runs)
+            "method_env_vars": {
+                "host": UCX_ENV,
+                "staging": UCX_ENV,
+                "gpu-aware-mpi": UCX_ENV,
+                "ccl": NCCL_ENV,
+                "ipc-copy": UCX_ENV,
+            },
+            # paper configuration, applied by the paper mode (-S paper_tuning=y) between nodes
+            # unless -S service_level is given: the first SL of the check's family;
+            # SL 0 for the two-node runs (blink:sbatch/leonardo/two-nodes.sbatch), SL 1 and 0 for
+            # the scaling collectives (many-nodes-coll.sbatch); conf/leonardo.sh's default is 1
+            "paper_service_levels": {"two-node": [0], "scaling": [1, 0], "default": 1},
+            # the log line that proves which network NCCL chose, with NCCL_DEBUG=INFO (NCCL
+            # src/init.cc: INFO(NCCL_INIT, "Using network %s")); IB expected here
+            "ccl_net_check": {"env": {"NCCL_DEBUG": "INFO", "NCCL_DEBUG_SUBSYS": "INIT,NET"},
+                              "pattern": r"NCCL INFO Using network IB"},
+        },
     }],
     # ReFrame loads the modules into itself to resolve conflicts unless this is off, which needs
     # Lmod where the script is generated; off, a dry-run works anywhere and writes the same script

@@ -4,30 +4,114 @@ Node: 1 AMD EPYC 7A53 (64 cores in 8 CCDs, first core of each reserved), 4 MI250
 joined by Infinity Fabric (GCD pairs 0-1: 200 GB/s, others 50 or 100 GB/s per direction,
 paper Fig. 4), 4 Slingshot-11 NICs (25 GB/s each).  standard-g allocates whole nodes.
 
-    SBATCH_ACCOUNT=project_<id> reframe -C config/settings.py --system lumi -c checks/ -r
+    SBATCH_ACCOUNT=project_<id> GPUCOMM_PYTHON=/path/to/venv/bin/python \
+        reframe -C config/settings.py --system lumi -c checks/ -r
+    SBATCH_PARTITION=small-g ...   # up to 4 nodes, still whole nodes (--exclusive below)
+
+The payload runs in a venv on cray-python with mpi4py built by the Cray wrappers and CuPy built
+for ROCm (docs/sites/lumi.md).  Snapshots cited (docs/sites/SOURCES.md):
+
+* lumi-ug   = Lumi-supercomputer/lumi-userguide@6c3a26c0fc8f2174e1dde45adb75def88d8010a4
+  (branch production, source of docs.lumi-supercomputer.eu; Oct 2024, the newest stored)
+* lumi-rfm  = Lumi-supercomputer/lumi-reframe-tests@a6d79840e324f6c09c8321c48b3781d6f73a6747
+* lumi-eb   = Lumi-supercomputer/LUMI-EasyBuild-contrib (file@commit given where cited)
+* blink     = DanieleDeSensi/blink@84316d998f69a534b0198c9164971fa6f26fec5a (branch sc24)
+* blink-gpu = HicrestLaboratory/Blink-GPU@ca28ced238cf1fce377866c07193edf3075037cb (branch sc24)
 
 Sources:
-* Partition standard-g, --gpus-per-node, whole-node binding: the select_gpu wrapper
-  (ROCR_VISIBLE_DEVICES=$SLURM_LOCALID) and CPU masks that give task i the CCD closest to
-  GCD i: docs.lumi-supercomputer.eu/runjobs/scheduled-jobs/distribution-binding/ and
-  .../lumig-job/.
-* RCCL over Slingshot (aws-ofi-rccl; NCCL_SOCKET_IFNAME=hsn0..3, NCCL_NET_GDR_LEVEL=3,
-  CXI_FORK_SAFE*, FI_CXI_DISABLE_CQ_HUGETLB): LUMI's PyTorch/RCCL examples in the LUMI docs.
-* MPICH_GPU_SUPPORT_ENABLED=1 (Cray MPICH GTL) and MPICH_OFI_NIC_POLICY=GPU: HPE Cray MPICH
-  man page (intro_mpi); HSA_ENABLE_SDMA=0 (device copies by blit kernels instead of the SDMA
-  engines, which cap GCD-to-GCD copies well below the Infinity Fabric): ROCm HIP docs.
+* Partitions: standard-g whole nodes, 2 days, <= 1024 nodes; small-g <= 4 nodes, 3 days; dev-g
+  <= 32 nodes, 3 h (both allocatable by resources, shared unless --exclusive):
+  lumi-ug:docs/runjobs/scheduled-jobs/partitions.md.  GPU/CPU binding "only applies if you have
+  a full-node allocation ... For other partitions, it will apply if you use the --exclusive
+  sbatch directive": lumi-ug:docs/runjobs/scheduled-jobs/lumig-job.md.
+* select_gpu (ROCR_VISIBLE_DEVICES=$SLURM_LOCALID), 56 usable cores, map_cpu:49,57,17,25,1,9,33,41
+  and the CCD masks: lumi-ug lumig-job.md, distribution-binding.md; the 0xfe... masks as in
+  lumi-rfm:checks/microbenchmarks/gpu/rccl_test.py (@a2c7b363268f201332cc8c8796d7ba6c1126dc78).
+* RCCL over Slingshot: plugin module aws-ofi-nccl/1.18.0-rocm, NCCL_SOCKET_IFNAME=hsn0..3,
+  NCCL_NET_GDR_LEVEL=3, NCCL_ENABLE_DMABUF_SUPPORT=1: lumi-rfm rccl_test.py (same commit);
+  CXI_FORK_SAFE*, FI_CXI_DISABLE_CQ_HUGETLB and the "NET/OFI Selected Provider is cxi" log
+  line: lumi-ug:docs/software/packages/pytorch.md.
+* MPICH_GPU_SUPPORT_ENABLED=1 needs the GTL linked (craype-accel-amd-gfx90a): lumi-ug:
+  docs/development/compiling/prgenv.md; mpi4py from cray-python made GPU-aware with
+  LD_PRELOAD of libmpi_gtl_hsa.so: lumi-rfm:checks/apps/python/check_mpi4py.py
+  (@4a2429a3c97f0060fe77a3f1842865452cf3752e).  MPICH_OFI_NIC_POLICY=GPU: HPE Cray MPICH man
+  page (intro_mpi).  HSA_ENABLE_SDMA=0 (blit kernels instead of SDMA engines): every paper
+  environment on LUMI (blink-gpu:Makefile.LUMI).
 * Link limits: paper_reference.md, "Nominal bandwidths drawn in the paper's plots".
 * Network: 24 dragonfly groups of 124 nodes, 32 switches per group, each node's 4 NICs on
-  different switches (docs.lumi-supercomputer.eu/hardware/network/); placement as on Leonardo.
+  different switches (lumi-ug:docs/hardware/network.md); placement as on Leonardo.
 """
+
+import os
 
 from gpucomm.site.siteconf import (bind_wrapper, env_list, gpu_binding, gpu_resource, python,
                               slurm_access)
 
+
+def _str(variables):
+    """{name: value} with every value a string, as the job script writes it."""
+    return {name: str(value) for name, value in variables.items()}
+
+
 #: CPU masks for tasks 0..7 (LUMI docs): cores 49-55, 57-63, 17-23, 25-31, 1-7, 9-15, 33-39,
-#: 41-47, i.e. the CCD attached to GCD 0..7
+#: 41-47, i.e. the CCD attached to GCD 0..7 (lumi-ug distribution-binding.md; lumi-rfm
+#: rccl_test.py uses the same 0xfe... masks)
 CPU_MASKS = ["fe000000000000", "fe00000000000000", "fe0000", "fe000000",
              "fe", "fe00", "fe00000000", "fe0000000000"]
+
+#: max nodes of one job per partition (lumi-ug:docs/runjobs/scheduled-jobs/partitions.md)
+MAX_NODES = {"standard-g": 1024, "small-g": 4, "dev-g": 32}
+PARTITION = os.environ.get("SBATCH_PARTITION") or "standard-g"
+
+#: the LUMI software stack; LUMI/25.03 is INFERRED (lumi-eb has cpeGNU-25.03 easyconfigs for
+#: CuPy 13.5.1 and others), not read from a LUMI page: override with GPUCOMM_LUMI_STACK
+STACK = os.environ.get("GPUCOMM_LUMI_STACK", "LUMI/25.03")
+#: RCCL's libfabric plugin module.  Default aws-ofi-nccl/1.18.0-rocm, what LUMI's own RCCL check
+#: loads today (lumi-rfm rccl_test.py @a2c7b363, 2026-02-16; built from
+#: lumi-eb:easybuild/easyconfigs/a/aws-ofi-nccl/aws-ofi-nccl-1.18.0-rocm.eb
+#: @056571330212180272d411028093a18066ebd9c4).  Earlier names: aws-ofi-rccl/cxi-rocm-6.2.2
+#: (2025), aws-ofi-rccl (LUMI/22.12, the paper's, from the project's own EasyBuild:
+#: blink-gpu:Makefile.LUMI).  Whether it is installed centrally or with EasyBuild-user is
+#: UNCONFIRMED.  Override with GPUCOMM_LUMI_CCL_PLUGIN ('' = load none).
+CCL_PLUGIN = os.environ.get("GPUCOMM_LUMI_CCL_PLUGIN", "aws-ofi-nccl/1.18.0-rocm")
+
+#: RCCL over Slingshot through the plugin (lumi-rfm rccl_test.py; lumi-ug pytorch.md), GPU-aware
+#: MPI off (the paper's RCCL runs unset it: blink-gpu:Makefile.LUMI)
+RCCL_ENV = _str({
+    "MPICH_GPU_SUPPORT_ENABLED": 0,
+    "NCCL_SOCKET_IFNAME": "hsn0,hsn1,hsn2,hsn3",
+    "NCCL_NET_GDR_LEVEL": 3,
+    "NCCL_ENABLE_DMABUF_SUPPORT": 1,
+    "CXI_FORK_SAFE": 1,
+    "CXI_FORK_SAFE_HP": 1,
+    "FI_CXI_DISABLE_CQ_HUGETLB": 1,
+    "NCCL_IGNORE_CPU_AFFINITY": 1,   # paper configuration: blink-gpu:Makefile.LUMI
+})
+#: Cray MPICH on device buffers (lumi-ug prgenv.md; lumig-job.md sets it only for GPU-aware runs)
+GPU_AWARE_ENV = _str({"MPICH_GPU_SUPPORT_ENABLED": 1})
+#: host buffers: GPU support off, so an mpi4py without the GTL still starts
+HOST_ENV = _str({"MPICH_GPU_SUPPORT_ENABLED": 0})
+
+#: the paper's per-method tuning on LUMI: {method: {env, ops}}, applied by the paper mode
+#: (-S paper_tuning=y, rfm.mixins.SiteOptions.env_of) to single-node checks of those operations
+PAPER_METHOD_ENV = {
+    # paper configuration: blink-gpu:Makefile.LUMI ("Rccl 5.7.1.1" = Nccl_new modules), used for
+    # the intra-node ccl ping-pong (blink:sbatch/lumi/intra-node.sbatch: gpubench_pp_nccl after
+    # load_Nccl_new_modules.sh); with the authors' own RCCL 5.7.1.1 build
+    "ccl": {"env": _str({"NCCL_NCHANNELS_PER_PEER": 32}), "ops": ["pingpong"]},
+    # paper configuration: blink:sbatch/lumi/intra-node.sbatch (MPICH_GPU_ALLREDUCE_BLK_SIZE=
+    # 134217728 for the whole intra-node job, i.e. the GPU-aware all-reduce)
+    "gpu-aware-mpi": {"env": _str({"MPICH_GPU_ALLREDUCE_BLK_SIZE": 134217728}),
+                      "ops": ["allreduce"]},
+}
+
+
+def _method_env():
+    """method_env_vars of the environment, per method (the health sweep merges the ones it
+    runs and launches gpu-aware-mpi separately); ipc-copy's MPI messages are host buffers."""
+    return {"host": HOST_ENV, "staging": HOST_ENV, "gpu-aware-mpi": GPU_AWARE_ENV,
+            "ccl": RCCL_ENV, "ipc-copy": HOST_ENV}
+
 
 site_configuration = {
     "systems": [{
@@ -40,7 +124,9 @@ site_configuration = {
             "descr": "4 x MI250X (8 GCDs) per node, Infinity Fabric, 4 x Slingshot-11",
             "scheduler": "slurm",
             "launcher": "srun",
-            "access": slurm_access("standard-g"),
+            # --exclusive: a no-op on standard-g (whole nodes), and what makes small-g/dev-g
+            # (SBATCH_PARTITION=small-g) whole nodes, which the binding needs (lumi-ug lumig-job.md)
+            "access": slurm_access("standard-g", "--exclusive"),
             "sched_options": {"use_nodes_option": True},
             "environs": ["cray-rccl"],
             "max_jobs": 100,
@@ -55,6 +141,9 @@ site_configuration = {
                 "gpu_bandwidth_GBps": 600,
                 # ... and the node's 4 NICs, a multi ping-pong's bound (Fig. 7: 800 Gb/s)
                 "network_bandwidth_GBps": 100,
+                # the largest job of the partition in use (lumi-ug partitions.md)
+                "max_nodes": MAX_NODES.get(PARTITION),
+                "max_nodes_by_partition": MAX_NODES,
                 # GCD pairs by nominal Infinity Fabric bandwidth (Gb/s per direction), the
                 # pair-matrix check's reference classes (gpucomm.pairs.pair_class).  Sourced:
                 # the two GCDs of one MI250X, 1600 (LUMI docs: in-package IF 400 GB/s
@@ -65,6 +154,18 @@ site_configuration = {
                 "pair_classes": {"1600": ["0-1", "2-3", "4-5", "6-7"],
                                  "800": ["0-6", "0-7", "1-6", "1-7", "2-4", "2-5", "3-4", "3-5"],
                                  "default": "400"},
+                # paper configuration: the two-node multi ping-pong's layout, which
+                # MultiPingPongCheck (pairs=all) uses instead of every GCD (checks/internode.py).  blink:sbatch/lumi/two-nodes.sbatch (sc24 and main):
+                # PPN_GPU=4 for pp-nccl AND pp-cudaaware, PPN_CPU=4 for pp-mpi, GCD order
+                # USER_HIP_GPU_MAP="1,3,5,7,0,2,4,6", pinning map_cpu:57,25,9,41,49,17,1,33, so
+                # 4 ranks on GCDs 1,3,5,7 with cores 57,25,9,41.  (Until 2024-03-31, commit
+                # a3504513, that file had PPN_GPU=8 for both GPU methods.)
+                "multi_pingpong": {
+                    "ranks_per_node": {"host": 4, "staging": 4, "gpu-aware-mpi": 4, "ccl": 4,
+                                       "ipc-copy": None},
+                    "gcds": [1, 3, 5, 7],
+                    "cpus": [57, 25, 9, 41],
+                },
                 # one switch through Slurm (a LUMI-G node's 4 NICs sit on 4 switches of its
                 # group: Slurm's leaf is what "switch" means here); others: -S nodelist=...
                 "placement_options": {"same-switch": ["--switches=1"]},
@@ -77,21 +178,29 @@ site_configuration = {
     "environments": [{
         "name": "cray-rccl",
         "target_systems": ["lumi"],
-        "modules": ["LUMI", "partition/G", "PrgEnv-cray", "craype-accel-amd-gfx90a", "rocm",
-                    "aws-ofi-rccl"],
+        # craype-accel-amd-gfx90a: the wrappers link the GTL (lumi-ug prgenv.md), which the
+        # venv's mpi4py needs (docs/sites/lumi.md); cray-python: the venv's base interpreter
+        "modules": [STACK, "partition/G", "PrgEnv-gnu", "craype-accel-amd-gfx90a", "rocm",
+                    "cray-python"] + ([CCL_PLUGIN] if CCL_PLUGIN else []),
         "features": ["mpi", "gpu-aware-mpi", "cupy", "rccl"],
         "env_vars": env_list({
-            "MPICH_GPU_SUPPORT_ENABLED": 1,
             "MPICH_OFI_NIC_POLICY": "GPU",
-            "HSA_ENABLE_SDMA": 0,
-            "NCCL_SOCKET_IFNAME": "hsn0,hsn1,hsn2,hsn3",
-            "NCCL_NET_GDR_LEVEL": 3,
-            "NCCL_IGNORE_CPU_AFFINITY": 1,
-            "CXI_FORK_SAFE": 1,
-            "CXI_FORK_SAFE_HP": 1,
-            "FI_CXI_DISABLE_CQ_HUGETLB": 1,
+            "HSA_ENABLE_SDMA": 0,   # paper configuration: blink-gpu:Makefile.LUMI, every method
         }),
-        "extras": {"python": python()},
+        "extras": {
+            # the payload's interpreter: the venv of docs/sites/lumi.md (GPUCOMM_PYTHON)
+            "python": python(required=True),
+            "recipe": "docs/sites/lumi.md",
+            "method_env_vars": _method_env(),
+            "paper_method_env_vars": PAPER_METHOD_ENV,
+            "ccl_plugin_module": CCL_PLUGIN,
+            # with NCCL_DEBUG=INFO, the plugin over cxi logs "NCCL INFO NET/OFI Selected Provider
+            # is cxi" (lumi-ug pytorch.md; CSCS's xccl check greps the same); the socket
+            # fallback logs "Using network Socket" (NCCL/RCCL src/init.cc "Using network %s")
+            "ccl_net_check": {"env": {"NCCL_DEBUG": "INFO", "NCCL_DEBUG_SUBSYS": "INIT,NET"},
+                              "pattern": r"NET/OFI Selected [pP]rovider is cxi",
+                              "fallback_pattern": r"NCCL INFO Using network Socket"},
+        },
     }],
     # ReFrame loads the modules into itself to resolve conflicts unless this is off, which needs
     # Lmod where the script is generated; off, a dry-run works anywhere and writes the same script

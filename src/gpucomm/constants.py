@@ -62,6 +62,20 @@ class Extras:
     PAIR_CLASSES = "pair_classes"                  # {class: ["0-1", ...], "default": class}
     OSU_DIR = "osu_dir"
     NCCL_TESTS_DIR = "nccl_tests_dir"
+    RECIPE = "recipe"                              # environment: docs/sites/<site>.md (the venv)
+    QOS_BY_NODES = "qos_by_nodes"                  # partition: [[max nodes, qos], ...] ascending
+    MAX_NODES = "max_nodes"                        # partition: the largest job it takes
+    CCL_NET_CHECK = "ccl_net_check"                # environment: {env, pattern, fallback_pattern}
+    CCL_PLUGIN_MODULE = "ccl_plugin_module"        # environment: NCCL/RCCL's network plugin module
+    PAPER_METHOD_ENV_VARS = "paper_method_env_vars"  # environment: {method: {env, ops}} (paper)
+    PAPER_SERVICE_LEVELS = "paper_service_levels"  # environment: {family: [SL, ...]} (paper)
+    SERVICE_LEVEL_VARS = "service_level_vars"      # partition (InfiniBand): variables taking the SL
+    MULTI_PINGPONG = "multi_pingpong"              # partition: the paper's two-node layout
+
+
+#: extras['python'] of a site whose payload interpreter was not given (GPUCOMM_PYTHON unset):
+#: a check there fails at setup, naming the recipe, instead of writing a job that cannot run
+PYTHON_UNSET = "<unset: GPUCOMM_PYTHON>"
 
 #: the payload's exit codes (payload.cli; the README lists them)
 EXIT_OK = 0

@@ -7,7 +7,8 @@ import sys
 #: subcommand -> "module:function" taking the remaining arguments
 TOOLS = {"report": "gpucomm.analysis.report:main",
          "tolerances": "gpucomm.analysis.tolerances:main",
-         "probe": "gpucomm.site.probe:main"}
+         "probe": "gpucomm.site.probe:main",
+         "preflight": "gpucomm.site.preflight:main"}
 
 
 def main(argv=None):

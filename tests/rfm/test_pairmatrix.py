@@ -166,7 +166,8 @@ def test_lumi_pairs_get_their_class_reference(tmp_path):
     report = tmp_path / "report.json"
     run = reframe("--system", "lumi", "-c", "checks/pairmatrix.py", "-n", "method=ccl", "--dry-run",
                   "--prefix", tmp_path, "--report-file", report,
-                  env=clean_env(SBATCH_ACCOUNT="project_x", GPUCOMM_REFERENCE_DIR=refs))
+                  env=clean_env(SBATCH_ACCOUNT="project_x", GPUCOMM_REFERENCE_DIR=refs,
+                                GPUCOMM_PYTHON="/venv/bin/python"))
     assert run.returncode == 0, run.stdout[-3000:]
     (case,) = report_cases(report)
     perf = {k.split(":")[-1]: v for k, v in case["perfvalues"].items()}

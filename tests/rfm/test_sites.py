@@ -27,8 +27,14 @@ from reframe_helpers import job_script, reframe, report_cases, watchdog_s
 
 BIND = str(REPO / "config" / "bin" / "gpucomm-bind")
 ACCOUNT = "gpucomm_test"
+#: the payload's venv, as a user gives it (GPUCOMM_PYTHON): without it a site check fails at setup
+VENV_PYTHON = "/scratch/gpucomm-venv/bin/python"
 NODES = (1, 2, 512)
 PAIR_OPS = ("pingpong",)
+
+#: NCCL/RCCL's network proof: its log in the stage directory (every site's ccl_net_check env)
+CCL_DEBUG = {"NCCL_DEBUG": "INFO", "NCCL_DEBUG_SUBSYS": "INIT,NET",
+             "NCCL_DEBUG_FILE": "gpucomm_nccl_debug.%h.%p.log"}
 
 
 @dataclass
@@ -40,50 +46,85 @@ class Site:
     srun: list                # launcher options before the binding wrapper
     visible: str              # the variable that gives each task its GPU
     env: dict                 # the environment's exports, in order
+    method_env: dict          # {method: exports after the binding lines}
     link_GBps: float          # guard for a pair
     gpu_GBps: float           # guard for a collective (busbw over all of a GPU's links)
+    recipe: str = ""
+    plugin: str = ""          # NCCL/RCCL network plugin module (the preflight names it)
     access: list = field(default_factory=list)
     job_options: list = field(default_factory=list)
     modules: list = field(default_factory=list)
     nics: dict = field(default_factory=dict)   # per-task NIC variables, every method
+    qos: list = field(default_factory=list)    # [(max nodes, qos)]: --qos by node count
+    max_nodes: int = 0                         # the largest job (0: no limit configured)
 
+    def qos_of(self, nodes):
+        return next((q for bound, q in self.qos if nodes <= bound), None)
+
+
+#: Cray MPICH: GPU support only where MPI gets device buffers
+CRAY_HOST = {"MPICH_GPU_SUPPORT_ENABLED": "0"}
+CRAY_GPU = {"MPICH_GPU_SUPPORT_ENABLED": "1"}
+#: cscs-docs nccl_env_vars (2025-11-03) + the paper's NCCL_IGNORE_CPU_AFFINITY
+ALPS_NCCL = {"MPICH_GPU_SUPPORT_ENABLED": "0", "NCCL_NET": '"AWS Libfabric"',
+             "NCCL_NET_GDR_LEVEL": "PHB", "NCCL_CROSS_NIC": "1", "NCCL_PROTO": "^LL128",
+             "FI_CXI_DEFAULT_CQ_SIZE": "131072", "FI_CXI_DEFAULT_TX_SIZE": "16384",
+             "FI_CXI_DISABLE_HOST_REGISTER": "1", "FI_CXI_RX_MATCH_MODE": "software",
+             "FI_MR_CACHE_MONITOR": "userfaultfd", "NCCL_IGNORE_CPU_AFFINITY": "1", **CCL_DEBUG}
+LUMI_RCCL = {"MPICH_GPU_SUPPORT_ENABLED": "0", "NCCL_SOCKET_IFNAME": "hsn0,hsn1,hsn2,hsn3",
+             "NCCL_NET_GDR_LEVEL": "3", "NCCL_ENABLE_DMABUF_SUPPORT": "1", "CXI_FORK_SAFE": "1",
+             "CXI_FORK_SAFE_HP": "1", "FI_CXI_DISABLE_CQ_HUGETLB": "1",
+             "NCCL_IGNORE_CPU_AFFINITY": "1", **CCL_DEBUG}
 
 SITES = {
     "alps": Site(
         partition="alps:gh200", slurm_partition="normal", gpus=4,
         gpu_request="--gpus-per-node={}",
-        srun=["--cpu-bind=map_cpu:1,73,145,217"], visible="CUDA_VISIBLE_DEVICES",
-        job_options=["--uenv=prgenv-gnu/24.11:v1", "--view=default"],
-        env={"MPICH_GPU_SUPPORT_ENABLED": "1", "MPICH_OFI_NIC_POLICY": "GPU",
-             "NCCL_NET": '"AWS Libfabric"', "NCCL_NET_GDR_LEVEL": "PHB", "NCCL_CROSS_NIC": "1",
-             "NCCL_PROTO": "^LL128", "NCCL_IGNORE_CPU_AFFINITY": "1",
-             "FI_CXI_DEFAULT_CQ_SIZE": "131072", "FI_CXI_DEFAULT_TX_SIZE": "32768",
-             "FI_CXI_DISABLE_HOST_REGISTER": "1", "FI_CXI_RX_MATCH_MODE": "software",
-             "FI_MR_CACHE_MONITOR": "userfaultfd"},
+        srun=["--mpi=cray_shasta", "--cpu-bind=map_cpu:1,73,145,217"], visible="CUDA_VISIBLE_DEVICES",
+        job_options=["--uenv=prgenv-gnu/25.11:v1", "--view=default"],
+        env={"MPICH_OFI_NIC_POLICY": "GPU"},
+        method_env={"host": CRAY_HOST, "staging": CRAY_HOST, "ipc-copy": CRAY_HOST,
+                    "gpu-aware-mpi": CRAY_GPU, "ccl": ALPS_NCCL},
+        recipe="docs/sites/alps.md", plugin="aws-ofi-nccl",
         link_GBps=150, gpu_GBps=450),
     "leonardo": Site(
         partition="leonardo:booster", slurm_partition="boost_usr_prod", gpus=4,
         gpu_request="--gres=gpu:{}", access=["--exclusive"],
         srun=["--cpus-per-task=8", "--cpu-bind=cores"], visible="CUDA_VISIBLE_DEVICES",
-        modules=["cuda", "openmpi", "nccl"],
-        env={"OMPI_MCA_pml": "ucx", "OMPI_MCA_coll_hcoll_enable": "0",
-             "NCCL_IGNORE_CPU_AFFINITY": "1"},
+        modules=["gcc/12.2.0", "cuda/12.2", "openmpi/4.1.6--gcc--12.2.0-cuda-12.2", "nccl",
+                 "python/3.11.6--gcc--12.2.0"],
+        env={"OMPI_MCA_pml": "ucx", "OMPI_MCA_coll_hcoll_enable": "0"},
+        method_env={"ccl": {"NCCL_IGNORE_CPU_AFFINITY": "1", **CCL_DEBUG}},
         nics={"UCX_NET_DEVICES": "mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1"},
+        recipe="docs/sites/leonardo.md", qos=[(64, "normal"), (256, "boost_qos_bprod")],
+        max_nodes=256,
         link_GBps=100, gpu_GBps=300),
     "lumi": Site(
         partition="lumi:standard-g", slurm_partition="standard-g", gpus=8,
-        gpu_request="--gpus-per-node={}",
+        gpu_request="--gpus-per-node={}", access=["--exclusive"],
         srun=["--cpu-bind=mask_cpu:fe000000000000,fe00000000000000,fe0000,fe000000,"
               "fe,fe00,fe00000000,fe0000000000"],
         visible="ROCR_VISIBLE_DEVICES",
-        modules=["LUMI", "partition/G", "PrgEnv-cray", "craype-accel-amd-gfx90a", "rocm",
-                 "aws-ofi-rccl"],
-        env={"MPICH_GPU_SUPPORT_ENABLED": "1", "MPICH_OFI_NIC_POLICY": "GPU",
-             "HSA_ENABLE_SDMA": "0", "NCCL_SOCKET_IFNAME": "hsn0,hsn1,hsn2,hsn3",
-             "NCCL_NET_GDR_LEVEL": "3", "NCCL_IGNORE_CPU_AFFINITY": "1", "CXI_FORK_SAFE": "1",
-             "CXI_FORK_SAFE_HP": "1", "FI_CXI_DISABLE_CQ_HUGETLB": "1"},
+        modules=["LUMI/25.03", "partition/G", "PrgEnv-gnu", "craype-accel-amd-gfx90a", "rocm",
+                 "cray-python", "aws-ofi-nccl/1.18.0-rocm"],
+        env={"MPICH_OFI_NIC_POLICY": "GPU", "HSA_ENABLE_SDMA": "0"},
+        method_env={"host": CRAY_HOST, "staging": CRAY_HOST, "ipc-copy": CRAY_HOST,
+                    "gpu-aware-mpi": CRAY_GPU, "ccl": LUMI_RCCL},
+        recipe="docs/sites/lumi.md", plugin="aws-ofi-nccl/1.18.0-rocm", max_nodes=1024,
         link_GBps=200, gpu_GBps=600),
 }
+
+
+def site_env(**extra):
+    """The dry-runs' environment: a Slurm account and the payload's venv."""
+    return clean_env(SBATCH_ACCOUNT=ACCOUNT, GPUCOMM_PYTHON=VENV_PYTHON, **extra)
+
+
+def preflight_line(site, methods):
+    cmd = f"{VENV_PYTHON} -m gpucomm preflight --method {','.join(methods)} --recipe {site.recipe}"
+    if "ccl" in methods and site.plugin:
+        cmd += f" --plugin {site.plugin}"
+    return cmd + " || exit $?"
 
 
 @pytest.fixture(scope="module")
@@ -94,7 +135,7 @@ def dry_runs(tmp_path_factory):
         skip = INTERNODE_CHECKS + NATIVE_CHECKS + PAIR_MATRIX_CHECKS + HEALTH_CHECKS
         runs[system] = ["--system", system, "-c", "checks/", "-x", "|".join(skip),
                         "-P", "num_nodes=" + ",".join(map(str, NODES))]
-    return dry_run_all(runs, tmp_path_factory, clean_env(SBATCH_ACCOUNT=ACCOUNT))
+    return dry_run_all(runs, tmp_path_factory, site_env())
 
 
 def check_name(case):
@@ -123,9 +164,11 @@ def guard(site, op):
     return site.link_GBps if op in PAIR_OPS else site.gpu_GBps
 
 
-def expected_script(site, case, p=None, placement=(), limit=None):
-    """The script line by line; ``p`` ranks per node, ``placement`` sbatch options and the
-    guard ``limit`` where not this module's defaults (test_internode.py)."""
+def expected_script(site, case, p=None, placement=(), limit=None, time="0:10:0", gpus=None,
+                    srun=None, visible=None, extra_env=None):
+    """The script line by line; ``p`` ranks per node, ``placement`` sbatch options, the guard
+    ``limit``, the time limit, the GPUs requested, the srun options, the per-task GPU table
+    and more exports where not this module's defaults (test_internode.py)."""
     n, p = nodes_of(case), p or ranks_per_node(site, case)
     method, gpu = case["method"], case["method"] != "host"
     lines = ["#!/bin/bash",
@@ -134,25 +177,33 @@ def expected_script(site, case, p=None, placement=(), limit=None):
              f"#SBATCH --ntasks-per-node={p}",
              "#SBATCH --output=rfm_job.out",
              "#SBATCH --error=rfm_job.err",
-             "#SBATCH --time=0:10:0",
+             f"#SBATCH --time={time}",
              f"#SBATCH --nodes={n}",
              f"#SBATCH --partition={site.slurm_partition}",
              f"#SBATCH --account={ACCOUNT}"]
     lines += [f"#SBATCH {opt}" for opt in site.access]
     if gpu:
-        lines.append("#SBATCH " + site.gpu_request.format(p))
+        lines.append("#SBATCH " + site.gpu_request.format(gpus or p))
     lines += [f"#SBATCH {opt}" for opt in placement]
+    if site.qos_of(n):
+        lines.append(f"#SBATCH --qos={site.qos_of(n)}")
     lines += [f"#SBATCH {opt}" for opt in site.job_options]
     lines += [f"module load {m}" for m in site.modules]
     lines += [f"export {k}={v}" for k, v in site.env.items()]
     # per-task binding: one GPU per task, except ipc-copy (peers must see each other's GPU)
     if method != "ipc-copy":
-        lines.append(f"export GPUCOMM_BIND_{site.visible}=" + ",".join(map(str, range(site.gpus))))
+        table = visible or ",".join(map(str, range(site.gpus)))
+        lines.append(f"export GPUCOMM_BIND_{site.visible}={table}")
     lines += [f"export GPUCOMM_BIND_{k}={v}" for k, v in site.nics.items()]
-    cmd = ["srun", *site.srun, BIND, "python3", "-m", "gpucomm", case["op"], "--method", method,
+    lines += [f"export {k}={v}" for k, v in {**site.method_env.get(method, {}),
+                                             **(extra_env or {})}.items()]
+    lines.append(preflight_line(site, [method]))
+    cmd = ["srun", *(srun or site.srun), BIND, VENV_PYTHON, "-m", "gpucomm", case["op"], "--method", method,
            "--sizes", case["sizes"], "--json", "gpucomm_results.json"]
     if case["iters"]:
         cmd += ["--iters", str(case["iters"])]
+    if case.get("warmup", -1) >= 0:
+        cmd += ["--warmup", str(case["warmup"])]
     cmd += ["--timeout", watchdog_s(case)]
     if gpu:
         cmd += ["--max-bandwidth", str(limit or guard(site, case["op"]))]
@@ -177,6 +228,9 @@ def test_job_scripts_line_by_line(dry_runs, system, nodes):
             assert case["result"] == "skip", f"{name}: a pair cannot use {nodes} nodes, " \
                 "nor IPC copies several nodes"
             assert job_script(case) is None
+            continue
+        if site.max_nodes and nodes > site.max_nodes:  # no job above the partition's largest
+            assert case["result"] == "skip" and job_script(case) is None, name
             continue
         assert case["result"] == "pass", f"{name}: {case['fail_reason']}"
         script = job_script(case)
@@ -296,11 +350,14 @@ def test_bind_wrapper_without_table_or_rank():
     assert out.returncode == 2 and "usage" in out.stderr
 
 
-def test_health_mode_one_launch_per_operation(tmp_path):
-    """Alps, health mode: the sweeps only, every method in one srun, the ipc-copy binding
-    (every rank sees the node's GPUs and drives GPU = local rank) for all of them."""
+def test_health_mode_one_launch_per_env_group(tmp_path):
+    """Alps, health mode: the sweeps only; every method whose variables agree in one srun (the
+    ipc-copy binding: every rank sees the node's GPUs and drives GPU = local rank), each with its
+    own variables merged; gpu-aware-mpi (MPICH_GPU_SUPPORT_ENABLED=1 against 0) in a second
+    launch of the same job, NCCL's variables unset, after its own preflight.  The old sweep
+    gave every method one 'default' environment (the union)."""
     out = reframe("--system", "alps", "-c", "checks/", "--mode", "health", "--dry-run", "--prefix", tmp_path,
-                  "--report-file", tmp_path / "report.json")
+                  "--report-file", tmp_path / "report.json", env=site_env())
     assert out.returncode == 0, out.stdout
     cases = {c["display_name"].split(" /")[0]: c for c in report_cases(tmp_path / "report.json")}
     assert sorted(cases) == ["HealthCheck %operation=allreduce", "HealthCheck %operation=alltoall",
@@ -308,14 +365,40 @@ def test_health_mode_one_launch_per_operation(tmp_path):
                              "PairMatrixCheck %method=gpu-aware-mpi", "PairMatrixCheck %method=host",
                              "PairMatrixCheck %method=ipc-copy"]
     case = cases["HealthCheck %operation=pingpong"]
-    script = job_script(case)
-    srun = script.splitlines()[-1]
-    assert srun.endswith("gpucomm pingpong --method host,staging,gpu-aware-mpi,ipc-copy,ccl --sizes 8,1M,64M "
-                         f"--json gpucomm_results.json --warmup 2 --budget 0.25 --timeout {watchdog_s(case)} "
-                         "--max-bandwidth 150"), srun
-    assert "CUDA_VISIBLE_DEVICES" not in script
+    site = SITES["alps"]
+    lines = job_script(case).splitlines()
+    first = [ln for ln in lines if ln.startswith("srun ")]
+    assert len(first) == 2, lines
+    timeout = f"{max(30.0, float(watchdog_s(case)) / 2):g}"
+    assert first[0].endswith("gpucomm pingpong --method host,staging,ipc-copy,ccl --sizes 8,1M,64M "
+                             f"--json gpucomm_results.json --warmup 2 --budget 0.25 --timeout {timeout} "
+                             "--max-bandwidth 150"), first[0]
+    assert first[1].endswith("gpucomm pingpong --method gpu-aware-mpi --sizes 8,1M,64M "
+                             f"--json gpucomm_results.1.json --warmup 2 --budget 0.25 --timeout {timeout} "
+                             "--max-bandwidth 150"), first[1]
+    i, j = lines.index(first[0]), lines.index(first[1])
+    exports = [f"export {k}={v}" for k, v in {**CRAY_HOST, **ALPS_NCCL}.items()]
+    assert lines[i - 1 - len(exports):i] == exports + [preflight_line(site, ["host", "staging", "ipc-copy", "ccl"])]
+    assert lines[i + 1:j] == ["unset " + " ".join(sorted(set(ALPS_NCCL) - {"MPICH_GPU_SUPPORT_ENABLED"})),
+                              "export MPICH_GPU_SUPPORT_ENABLED=1",
+                              preflight_line(site, ["gpu-aware-mpi"])]
+    assert "CUDA_VISIBLE_DEVICES" not in "\n".join(lines)
+    assert "launches: host,staging,ipc-copy,ccl | gpu-aware-mpi" in case["descr"]
+    assert "no reference for HealthCheck on alps:gh200 yet: bring-up in docs/sites/alps.md" in case["descr"]
     collective = job_script(cases["HealthCheck %operation=allreduce"])
-    assert "--ntasks=4" in collective and "--method host,staging,gpu-aware-mpi,ipc-copy,ccl " in collective
+    assert "--ntasks=4" in collective and "--method host,staging,ipc-copy,ccl " in collective
+
+
+def test_health_mode_leonardo_one_launch(tmp_path):
+    """Leonardo's methods agree on every variable: one launch, ccl's NCCL variables merged in."""
+    out = reframe("--system", "leonardo", "-c", "checks/health.py", "--mode", "health", "--dry-run",
+                  "--prefix", tmp_path, "--report-file", tmp_path / "report.json", env=site_env())
+    assert out.returncode == 0, out.stdout
+    for case in report_cases(tmp_path / "report.json"):
+        script = job_script(case)
+        assert script.count("\nsrun ") == 1
+        assert "--method host,staging,gpu-aware-mpi,ipc-copy,ccl " in script
+        assert "export NCCL_DEBUG_FILE=gpucomm_nccl_debug.%h.%p.log" in script
 
 
 @pytest.mark.parametrize("mode, args", [
@@ -324,7 +407,8 @@ def test_health_mode_one_launch_per_operation(tmp_path):
 ])
 def test_modes(tmp_path, mode, args):
     out = reframe("--system", "alps", "-c", "checks/", "--mode", mode, "-n", "^PingPongCheck%method=ccl",
-                  "--dry-run", "--prefix", tmp_path, "--report-file", tmp_path / "report.json")
+                  "--dry-run", "--prefix", tmp_path, "--report-file", tmp_path / "report.json",
+                  env=site_env())
     assert out.returncode == 0, out.stdout
     (case,) = report_cases(tmp_path / "report.json")
     srun = job_script(case).splitlines()[-1]

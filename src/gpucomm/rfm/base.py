@@ -22,14 +22,14 @@ import reframe.utility.sanity as sn
 from reframe.core.builtins import run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import ReframeError
 
-from ..constants import (ANY_PLACEMENT, COLLECTIVES, HOST, METHOD_REQUIREMENTS, MULTI_PINGPONG,
-                         PLACEMENTS, Extras)
+from ..constants import (ANY_PLACEMENT, CCL, COLLECTIVES, HOST, METHOD_REQUIREMENTS,
+                         MULTI_PINGPONG, PLACEMENTS, PYTHON_UNSET, Extras)
 from ..contract import PERF_POINTS, RESULTS_FILE
 from ..errors import GpucommError
 from ..sizes import parse_sizes
 from .availability import gpus_per_node, unavailable
-from .mixins import MultiNode, SiteOptions
-from .sanity import payload_ok, placement_ok, point_value
+from .mixins import NCCL_DEBUG_GLOB, MultiNode, SiteOptions
+from .sanity import ccl_net_ok, payload_ok, placement_ok, point_value, preflight_ok
 
 
 class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
@@ -59,6 +59,9 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
     ranks_per_node = variable(int, value=0)
     #: whether the default is every GPU of the node (collectives) or a pair (ping-pong)
     all_gpus = variable(bool, value=False)
+    #: run ``gpucomm preflight`` in the job script before the launch (site.preflight): a
+    #: missing interpreter, mpi4py, GTL, cupy or NCCL/RCCL ends the job in one line
+    preflight = variable(bool, value=True)
     num_tasks = 2
     time_limit = "10m"
     tags = {"gpucomm"}
@@ -82,6 +85,7 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
         self.request_gpus()
         self.executable, self.executable_opts = self.command()
         self.set_references()
+        self.note_missing_reference()
 
     @sanity_function
     def validate(self):
@@ -127,6 +131,7 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
                 raise ReframeError(f"-S {name}={getattr(self, name)}: must be >= {low}")
         if self.graph not in ("auto", "on", "off"):
             raise ReframeError(f"-S graph={self.graph}: choose auto, on or off")
+        self.check_service_level()
 
     def set_tasks(self):
         gpus = self.gpus_per_node()
@@ -153,8 +158,33 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
         if self.gpu_method:
             self.num_gpus_per_node = self.num_tasks_per_node
 
+    def recipe(self):
+        """The site's recipe for the payload's venv (docs/sites/<site>.md), or ''."""
+        return self.current_environ.extras.get(Extras.RECIPE, "")
+
     def interpreter(self):
-        return self.python or self.current_environ.extras.get(Extras.PYTHON) or sys.executable
+        """-S python, else the environment's extras['python'], else ReFrame's own; a site
+        config that marks it unset (constants.PYTHON_UNSET) fails the check at setup."""
+        python = self.python or self.current_environ.extras.get(Extras.PYTHON) or sys.executable
+        if python == PYTHON_UNSET:
+            raise ReframeError(f"no payload interpreter for {self.current_environ.name} on "
+                               f"{self.current_system.name}: set GPUCOMM_PYTHON to the venv built "
+                               f"per {self.recipe() or 'docs/sites/'} (or -S python=...)")
+        return python
+
+    def preflight_cmds(self, methods):
+        """The job script's preflight line for ``methods`` ([] with -S preflight=n): the
+        interpreter itself, once, on the job's first node, before the launcher (no MPI_Init:
+        see site/preflight.py); a failure ends the job with its one-line reason."""
+        if not self.preflight:
+            return []
+        cmd = [self.interpreter(), "-m", "gpucomm", "preflight", "--method", ",".join(methods)]
+        if self.recipe():
+            cmd += ["--recipe", self.recipe()]
+        plugin = self.current_environ.extras.get(Extras.CCL_PLUGIN_MODULE)
+        if plugin and CCL in methods:
+            cmd += ["--plugin", plugin]
+        return [" ".join(cmd) + " || exit $?"]
 
     def command(self):
         """(executable, options): the payload's command line."""
@@ -194,7 +224,7 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
         return limit
 
     def scheduler_options(self):
-        return list(self.placement_options() or [])
+        return list(self.placement_options() or []) + self.qos_options()
 
     def set_references(self):
         """External references (ReFrame 4.10 '$ref'): <reference dir>/<system>.yaml, indexed by
@@ -203,6 +233,37 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
         path = self.reference_file()
         if path:
             self.reference = {"$ref": path}
+
+    def reference_index(self):
+        """Index values of this check in the reference YAML ('$partition' and variables)."""
+        return {"$partition": self.current_partition.fullname}
+
+    def missing_reference(self):
+        """'' if the reference YAML has an entry for this check here, else what is missing."""
+        path = self.reference_file()
+        where = self.current_partition.fullname
+        if not path:
+            return f"no reference file for {self.current_system.name}"
+        import yaml
+        with open(path) as fp:
+            node = (yaml.safe_load(fp) or {}).get(type(self).__name__)
+        if not node:
+            return f"no reference for {type(self).__name__} on {where} yet"
+        for key in node.get("$index", ["$partition"]):
+            value = self.reference_index().get(key, getattr(self, key, None))
+            if not isinstance(node, dict) or value not in node:
+                label = where if key == "$partition" else f"{key}={value}"
+                return f"no reference for {label} on {where} yet"
+            node = node[value]
+        return ""
+
+    def note_missing_reference(self):
+        """Say in the description when the check has no reference here (a pass then checks
+        the run only, not its numbers): the bring-up procedure of docs/sites/*.md makes one."""
+        self.reference_note = self.missing_reference()
+        if self.reference_note:
+            recipe = self.recipe()
+            self.descr += f" [{self.reference_note}" + (f": bring-up in {recipe}]" if recipe else "]")
 
     def reference_file(self):
         """The system's reference YAML (see set_references), or None."""
@@ -227,10 +288,22 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
         return os.path.join(self.stagedir, RESULTS_FILE)
 
     def sanity_ok(self):
-        ok = payload_ok(str(self.stdout), str(self.stderr), self.size_list)
-        if not self.multi_node or self.placement == ANY_PLACEMENT:
-            return ok
-        return sn.all([ok, placement_ok(self.results_path(), self.placement)])
+        return sn.all(self.sanity_steps([payload_ok(str(self.stdout), str(self.stderr), self.size_list)]))
+
+    def sanity_steps(self, run_ok):
+        """Deferred checks in order: the preflight (its reason, not "no GPUCOMM-DONE line"),
+        ``run_ok`` (the payload's), the network plugin proof for ccl, the placement."""
+        steps = []
+        if self.preflight:
+            steps.append(preflight_ok(str(self.stdout), str(self.stderr), self.recipe()))
+        steps += run_ok
+        net = self.current_environ.extras.get(Extras.CCL_NET_CHECK)
+        if net and CCL in self.run_methods():
+            steps.append(ccl_net_ok(NCCL_DEBUG_GLOB, net.get("pattern"), net.get("fallback_pattern"),
+                                    self.current_environ.extras.get(Extras.CCL_PLUGIN_MODULE, "")))
+        if self.multi_node and self.placement != ANY_PLACEMENT:
+            steps.append(placement_ok(self.results_path(), self.placement))
+        return steps
 
     def perf_functions(self):
         swept = set(self.size_list)

@@ -6,42 +6,172 @@ check and the native checks are built from them.
 * ``MultiNode``: how many nodes, emulated or real, and where they sit on the network.
 """
 
+import os
+
 from reframe.core.builtins import run_before, variable
+from reframe.core.exceptions import ReframeError
 from reframe.core.pipeline import RegressionTestPlugin
 
-from ..constants import ANY_PLACEMENT, Extras
+from ..constants import ANY_PLACEMENT, CCL, Extras
+from ..site.siteconf import BIND_WRAPPER
+
+
+#: where a method's NCCL/RCCL debug log goes (NCCL_DEBUG_FILE, per host and process, in the
+#: stage directory): the network-plugin proof greps these, the payload's stdout stays clean
+NCCL_DEBUG_FILE = "gpucomm_nccl_debug.%h.%p.log"
+NCCL_DEBUG_GLOB = "gpucomm_nccl_debug.*.log"
+
+
+def is_bind_wrapper(option):
+    """Whether a launcher option is the per-task bind wrapper (config/bin/gpucomm-bind)."""
+    return os.path.basename(option) == BIND_WRAPPER
+
+
+def launcher_options(partition_extras, environ_extras, method):
+    """The launcher options of ``method``: the partition's, then the environment's (each: the
+    list for every launch, then the method's or 'default'), with the bind wrapper moved last:
+    it runs the command that follows it, so an option after it would be taken for the command
+    (the old order put an environment's options, e.g. --mpi=cray_shasta, there)."""
+    opts = []
+    for extras in (partition_extras, environ_extras):
+        opts += list(extras.get(Extras.LAUNCHER_OPTIONS, []))
+        by_method = extras.get(Extras.METHOD_LAUNCHER_OPTIONS, {})
+        opts += list(by_method.get(method, by_method.get("default", [])))
+    return [o for o in opts if not is_bind_wrapper(o)] + [o for o in opts if is_bind_wrapper(o)]
+
+
+def method_env(extras, method):
+    """{VAR: value} of ``method`` in one ``extras`` (its entry, else 'default')."""
+    by_method = extras.get(Extras.METHOD_ENV_VARS, {})
+    return dict(by_method.get(method, by_method.get("default", {})))
+
+
+def env_groups(envs):
+    """[(methods, merged env)]: ``envs`` ({method: {VAR: value}}, in run order) merged into as
+    few groups as possible, no two methods of a group disagreeing on a variable (first fit, in
+    order).  One group = one launch; e.g. on Cray MPICH, MPICH_GPU_SUPPORT_ENABLED=1 for
+    gpu-aware-mpi against 0 for the host-buffer methods and ccl gives two."""
+    groups = []
+    for method, env in envs.items():
+        for methods, merged in groups:
+            if all(merged.get(k, v) == v for k, v in env.items()):
+                methods.append(method)
+                merged.update(env)
+                break
+        else:
+            groups.append(([method], dict(env)))
+    return groups
 
 
 class SiteOptions(RegressionTestPlugin):
     """Site knobs from the partition's and the environment's ``extras``, applied before the run:
 
-    * ``launcher_options``: list, added to every launch;
+    * ``launcher_options``: list, added to every launch (the bind wrapper always last);
     * ``method_launcher_options``: {method or 'default': list}, added for this method (e.g. no
       per-task GPU isolation for ipc-copy);
     * ``job_options``: list of extra scheduler options;
-    * ``method_env_vars``: {method or 'default': {VAR: value}}.
+    * ``method_env_vars``: {method or 'default': {VAR: value}}: the partition's (the per-task
+      binding) for ``site_method()``, the environment's for every method the job runs
+      (``run_methods()``), merged; methods whose variables conflict run in separate launches
+      (``env_groups``; the health sweep);
+    * ``ccl_net_check``: for ccl, its ``env`` and NCCL_DEBUG_FILE (the proof that NCCL/RCCL chose
+      the network plugin, read by the sanity);
+    * ``paper_method_env_vars`` (with ``-S paper_tuning=y``, the paper mode) and the InfiniBand
+      service level (``-S service_level=N``, partition extras['service_level_vars']).
+    """
 
-    The method is ``site_method()`` (the check's method by default)."""
+    #: apply the paper's per-method tuning (extras['paper_method_env_vars'] on one node,
+    #: extras['paper_service_levels'] between nodes); the paper mode sets it
+    paper_tuning = variable(bool, value=False)
+    #: InfiniBand service level for NCCL and UCX (-1: the fabric's default); only where the
+    #: partition names the variables (extras['service_level_vars'], Leonardo)
+    service_level = variable(int, value=-1)
 
     def site_method(self):
-        """The method whose site options apply."""
+        """The method whose partition options (binding, launcher options) apply."""
         return self.method
+
+    def run_methods(self):
+        """The methods this job runs (one; the health sweep: several)."""
+        return [self.method]
+
+    def paper_family(self):
+        """The key of extras['paper_service_levels'] for this check."""
+        return "default"
 
     def scheduler_options(self):
         """Extra scheduler options of the check itself (e.g. placement); [] by default."""
         return []
 
+    def site_launcher_options(self):
+        return launcher_options(self.current_partition.extras, self.current_environ.extras,
+                                self.site_method())
+
+    def check_service_level(self):
+        """A one-line error for -S service_level on a partition without one."""
+        if self.service_level >= 0 and not self.current_partition.extras.get(Extras.SERVICE_LEVEL_VARS):
+            raise ReframeError(f"-S service_level={self.service_level}: partition "
+                               f"{self.current_partition.fullname} has no InfiniBand service level "
+                               "(extras['service_level_vars'])")
+
+    def effective_service_level(self):
+        """-S service_level, else (paper tuning, several nodes) the paper's for this check's
+        family, else None."""
+        if self.service_level >= 0:
+            return self.service_level
+        levels = self.current_environ.extras.get(Extras.PAPER_SERVICE_LEVELS)
+        if self.paper_tuning and levels and getattr(self, "multi_node", False):
+            level = levels.get(self.paper_family(), levels.get("default"))
+            level = level[0] if isinstance(level, (list, tuple)) else level
+            return None if level is None else int(level)
+        return None
+
+    def env_of(self, method):
+        """The environment's variables for ``method``: its method_env_vars entry, the ccl
+        network proof, the paper's tuning where it applies, the service level."""
+        extras = self.current_environ.extras
+        env = method_env(extras, method)
+        net = extras.get(Extras.CCL_NET_CHECK)
+        if method == CCL and net:
+            env.update({k: str(v) for k, v in net.get("env", {}).items()})
+            env["NCCL_DEBUG_FILE"] = NCCL_DEBUG_FILE
+        paper = extras.get(Extras.PAPER_METHOD_ENV_VARS, {}).get(method)
+        if self.paper_tuning and paper and not getattr(self, "multi_node", False):
+            ops = paper.get("ops")
+            if not ops or getattr(self, "op", None) in ops:
+                env.update({k: str(v) for k, v in paper.get("env", {}).items()})
+        level = self.effective_service_level()
+        if level is not None:
+            for var in self.current_partition.extras.get(Extras.SERVICE_LEVEL_VARS, []):
+                env[var] = str(level)
+        return env
+
+    def launch_groups(self):
+        """[(methods, env)]: one launch each (env_groups over run_methods())."""
+        return env_groups({m: self.env_of(m) for m in self.run_methods()})
+
     @run_before("run")
     def apply_site_options(self):
+        part, environ = self.current_partition.extras, self.current_environ.extras
         self.job.options += self.scheduler_options()
-        key = self.site_method()
-        for extras in (self.current_partition.extras, self.current_environ.extras):
-            self.job.launcher.options += list(extras.get(Extras.LAUNCHER_OPTIONS, []))
-            by_method = extras.get(Extras.METHOD_LAUNCHER_OPTIONS, {})
-            self.job.launcher.options += list(by_method.get(key, by_method.get("default", [])))
+        for extras in (part, environ):
             self.job.options += list(extras.get(Extras.JOB_OPTIONS, []))
-            env_by_method = extras.get(Extras.METHOD_ENV_VARS, {})
-            self.env_vars.update(env_by_method.get(key, env_by_method.get("default", {})))
+        self.job.launcher.options += self.site_launcher_options()
+        self.env_vars.update(method_env(part, self.site_method()))
+        groups = self.launch_groups()
+        self.env_vars.update(groups[0][1])
+        self.prerun_cmds = self.preflight_cmds(groups[0][0]) + list(self.prerun_cmds)
+        self.more_launches(groups)
+
+    def preflight_cmds(self, methods):
+        """Job-script lines that check the interpreter before a launch of ``methods``."""
+        return []
+
+    def more_launches(self, groups):
+        """Launch every group after the first (the health sweep); one group here."""
+        if len(groups) > 1:
+            raise ReframeError("methods " + " / ".join(",".join(m) for m, _ in groups) +
+                               " need conflicting environment variables: run them separately")
 
 
 class MultiNode(RegressionTestPlugin):
@@ -82,6 +212,24 @@ class MultiNode(RegressionTestPlugin):
             return []
         return self.current_partition.extras.get(Extras.PLACEMENT_OPTIONS, {}).get(self.placement)
 
+    @property
+    def real_nodes(self):
+        """Nodes the job asks the scheduler for."""
+        return self.num_nodes if self.multi_node else 1
+
+    def qos_options(self):
+        """``--qos=`` by job size from the partition's extras['qos_by_nodes'] ([[max nodes,
+        qos], ...], ascending: the first whose bound is >= the job's nodes), unless the
+        partition's access already names a QOS (SBATCH_QOS, written by slurm_access, wins)."""
+        part = self.current_partition
+        table = part.extras.get(Extras.QOS_BY_NODES)
+        if not table or any(str(o).startswith("--qos") for o in part.access):
+            return []
+        for bound, qos in table:
+            if self.real_nodes <= bound:
+                return [f"--qos={qos}"]
+        return []
+
     def node_count_reason(self):
         """Why the partition cannot give num_nodes real nodes, or None."""
         part = self.current_partition
@@ -89,6 +237,15 @@ class MultiNode(RegressionTestPlugin):
         if self.multi_node and nodes is not None and self.num_nodes > nodes:
             return (f"{part.fullname} has {nodes} node(s), not {self.num_nodes}: -S emulate_nodes=y "
                     "runs the nodes as groups of ranks on one node")
+        cap = part.extras.get(Extras.MAX_NODES)
+        if cap is not None and self.real_nodes > cap:
+            return (f"{part.fullname} takes at most {cap} nodes per job (extras['max_nodes']), "
+                    f"not {self.real_nodes}")
+        table = part.extras.get(Extras.QOS_BY_NODES)
+        if table and self.real_nodes > table[-1][0] and not any(
+                str(o).startswith("--qos") for o in part.access):
+            return (f"{part.fullname}: no QOS for {self.real_nodes} nodes (extras['qos_by_nodes'] "
+                    f"stops at {table[-1][0]}, {table[-1][1]})")
         if self.placement_options() is None:
             return (f"{part.fullname} has no scheduler option for placement {self.placement} "
                     "(extras['placement_options']): give the nodes with -S nodelist=...")

@@ -48,6 +48,8 @@ class NativeCheck(GpucommCheck):
     #: directory holding the tool's binaries ('' : GPUCOMM_<TOOL>_DIR, extras, then PATH)
     tool_dir = variable(str, value="")
     benchmark = variable(str, value="")
+    #: the tools need no Python: no preflight of the payload's interpreter
+    preflight = False
 
     def requirements(self):
         self.identify()

@@ -164,8 +164,9 @@ class PairMatrixBase(GpucommCheck):
         return {self.current_partition.fullname: table} if table else {}
 
     def sanity_ok(self):
-        return sn.all([payload_ok(str(self.stdout), str(self.stderr), self.size_list),
-                       every_case_ok(str(self.stdout), self.num_tasks, len(self.size_list))])
+        return sn.all(self.sanity_steps([
+            payload_ok(str(self.stdout), str(self.stderr), self.size_list),
+            every_case_ok(str(self.stdout), self.num_tasks, len(self.size_list))]))
 
     def perf_functions(self):
         plan = self.perf_plan(self.p2p_flags())

@@ -3,14 +3,18 @@
 Everything here reads the payload's output through gpucomm.contract; a run that did not finish
 or failed is a SanityError with the payload's own reason (its ``gpucomm: error:`` line)."""
 
+import glob
 import json
 import os
+import re
 
 import reframe.utility.sanity as sn
-from reframe.core.exceptions import SanityError
+from reframe.core.exceptions import SanityError, SkipTestError
 
 from ..constants import ANY_PLACEMENT
-from ..contract import by_method_size, by_size, first_error, parse_output, record_value
+from ..contract import (DONE_TAG, RESULT_TAG, by_method_size, by_size, first_error, parse_output,
+                        record_value)
+from ..site.preflight import ERROR_LINE, PREFLIGHT_TAG
 from ..sizes import size_label
 
 
@@ -59,12 +63,92 @@ def payload_ok(stdout, stderr, sizes):
     return True
 
 
+def preflights(text):
+    """The GPUCOMM-PREFLIGHT summaries of a job's stdout, in order."""
+    return [json.loads(line[len(PREFLIGHT_TAG) + 1:]) for line in text.splitlines()
+            if line.startswith(PREFLIGHT_TAG + " ")]
+
+
 @sn.deferrable
-def sweep_ok(stdout, stderr, methods, sizes):
-    """True if every method of a several-method run ran and validated every size; else a
-    SanityError naming what not."""
-    recs, summary = finished_run(stdout, stderr, by_method_size)
-    status = summary.get("methods") or {summary.get("method"): "ok"}
+def preflight_ok(stdout, stderr, recipe=""):
+    """True if every preflight of the job passed; else a SanityError with its one-line reason
+    (so that a job the preflight ended says why, not "no GPUCOMM-DONE line")."""
+    found = preflights(_read(stdout))
+    where = f" (build the payload's venv per {recipe})" if recipe else ""
+    if not found:
+        lines = [ln.strip() for ln in _read(stderr).splitlines() if ln.strip()]
+        own = [ln.split(ERROR_LINE, 1)[1] for ln in lines if ERROR_LINE in ln]
+        if own:
+            raise SanityError(f"preflight failed: {own[0]}")
+        said = f" ({lines[0]})" if lines else ""
+        raise SanityError("preflight failed: no GPUCOMM-PREFLIGHT line, the payload's interpreter "
+                          f"did not start{said}{where}")
+    for summary in found:
+        if not summary.get("ok"):
+            raise SanityError(f"preflight failed for {','.join(summary.get('methods', []))}: "
+                              f"{summary.get('error')} [{summary.get('python')}]{where}")
+    return True
+
+
+@sn.deferrable
+def ccl_net_ok(log_glob, pattern, fallback_pattern=None, plugin=""):
+    """True if the NCCL/RCCL debug logs (NCCL_DEBUG_FILE, ``log_glob`` in the stage directory)
+    show ``pattern`` (the network plugin over the expected provider, e.g. "NET/OFI Selected
+    provider is cxi"); else a SanityError naming the cause and the plugin module."""
+    load = f": load the plugin module {plugin} (extras['ccl_plugin_module'])" if plugin else ""
+    text = ""
+    paths = sorted(glob.glob(log_glob))
+    for path in paths:
+        text += _read(path)
+    if not paths:
+        raise SanityError(f"no NCCL/RCCL debug log ({log_glob}): cannot tell which network "
+                          "NCCL/RCCL used")
+    if fallback_pattern and re.search(fallback_pattern, text):
+        raise SanityError(f"NCCL/RCCL fell back to its socket transport ('{fallback_pattern}' in "
+                          f"{log_glob}){load}")
+    if pattern and not re.search(pattern, text):
+        raise SanityError(f"NCCL/RCCL did not select the network plugin: no '{pattern}' in "
+                          f"{log_glob}{load}")
+    return True
+
+
+def launches(text):
+    """[(records, summary)] of each payload launch in a job's stdout (a launch ends with its
+    GPUCOMM-DONE line; a last one without it has summary None)."""
+    out, chunk = [], []
+    for line in text.splitlines():
+        chunk.append(line)
+        if line.startswith(DONE_TAG + " "):
+            out.append(parse_output("\n".join(chunk)))
+            chunk = []
+    if any(ln.startswith(RESULT_TAG + " ") for ln in chunk) or not out:
+        out.append(parse_output("\n".join(chunk)))
+    return out
+
+
+@sn.deferrable
+def sweep_ok(stdout, stderr, methods, sizes, launches_expected=1):
+    """True if every method of a several-method run (one or more launches) ran and validated
+    every size; else a SanityError naming what not."""
+    try:
+        text = open(stdout).read()
+    except OSError as exc:
+        raise SanityError(f"no payload output: {exc}")
+    runs = launches(text)
+    done = [s for _, s in runs if s is not None]
+    if len(done) < launches_expected:
+        reason = payload_error(stderr) or "no GPUCOMM-DONE line (the payload crashed or was killed)"
+        raise SanityError(f"payload did not finish ({len(done)} of {launches_expected} launches): "
+                          f"{reason}")
+    recs = by_method_size([r for rs, _ in runs for r in rs])
+    status = {}
+    for summary in done:
+        methods_of = summary.get("methods")
+        if methods_of:
+            status.update(methods_of)
+        else:
+            status[summary.get("method")] = "ok" if summary.get("ok") else \
+                f"failed: {summary.get('error') or payload_error(stderr)}"
     bad = [f"{m}: {status.get(m, 'did not run')}" for m in methods if status.get(m) != "ok"]
     if bad:
         raise SanityError("methods that did not run: " + "; ".join(bad))
@@ -77,8 +161,10 @@ def sweep_ok(stdout, stderr, methods, sizes):
 
 @sn.deferrable
 def placement_ok(results_path, wanted):
-    """True if the payload's nodes sit where ``wanted`` (a placement) asked, or where that cannot
-    be told (no topology information); else a SanityError naming the nodes and their distance."""
+    """True if the payload's nodes sit where ``wanted`` (a placement) asked; a SanityError naming
+    the nodes and their distance where they do not; and a skip (SkipTestError, which ReFrame
+    takes in the sanity stage too) naming the reason where the job cannot tell (distance
+    'unknown', e.g. no SLURM_TOPOLOGY_ADDR): an unconfirmed placement is never a pass."""
     if wanted == ANY_PLACEMENT:
         return True
     try:
@@ -87,7 +173,11 @@ def placement_ok(results_path, wanted):
     except (OSError, ValueError, KeyError) as exc:
         raise SanityError(f"no placement record in {os.path.basename(results_path)}: {exc}")
     got = placement["distance"]
-    if got not in ("unknown", wanted):
+    if got == "unknown":
+        raise SkipTestError(f"placement {wanted} asked for, but the job cannot confirm it "
+                            f"({placement.get('source', 'no topology information')}): give the "
+                            "nodes with -S nodelist=... and check them against the site's topology")
+    if got != wanted:
         nodes = ", ".join(f"{h} ({a})" for h, a in zip(placement["hosts"], placement["topology_addr"]))
         raise SanityError(f"placement {wanted} asked for, but the nodes are {got}: {nodes} "
                           f"({placement['source']})")

@@ -10,13 +10,22 @@ partition and operation.
 
 Which methods run is decided by rfm.availability, as for the per-method checks; a method left
 out is named, with its reason, in the check's description.
+
+Each method gets its own environment variables (the environment's method_env_vars, the ccl
+network proof): they are merged for one launch, and methods that need different values of one
+variable (Cray MPICH: MPICH_GPU_SUPPORT_ENABLED=1 for gpu-aware-mpi, 0 for the host-buffer
+methods and ccl) run in further launches of the same job (rfm.mixins.env_groups), each after its
+own preflight, with its variables set and the previous launch's unset, writing
+gpucomm_results.<k>.json; the sanity requires every launch to finish and every method to pass.
 """
+
+import shlex
 
 import reframe.utility.sanity as sn
 from reframe.core.builtins import variable
 
 from ..constants import HOST, IPC_COPY, METHODS, PINGPONG
-from ..contract import HEALTH_PERF_POINTS, by_method_size
+from ..contract import HEALTH_PERF_POINTS, RESULTS_FILE, by_method_size
 from .availability import unavailable
 from .base import GpucommCheck
 from .sanity import point_value, sweep_ok
@@ -80,13 +89,52 @@ class SweepCheck(GpucommCheck):
     def gpu_method(self):
         return any(m not in ("", HOST) for m in self.method.split(","))
 
+    def run_methods(self):
+        return list(self.method_list)
+
+    def description_of_groups(self, groups):
+        if len(groups) > 1:
+            self.descr += " (launches: " + " | ".join(",".join(m) for m, _ in groups) + \
+                          ": their environment variables conflict)"
+
+    def command(self):
+        exe, opts = super().command()
+        groups = self.launch_groups()
+        self.description_of_groups(groups)
+        if len(groups) > 1 and "--timeout" in opts:  # the watchdog shares the time limit
+            i = opts.index("--timeout") + 1
+            opts[i] = f"{max(30.0, float(opts[i]) / len(groups)):g}"
+        opts[opts.index("--method") + 1] = ",".join(groups[0][0])
+        return exe, opts
+
+    def more_launches(self, groups):
+        """Job-script lines for every launch after the first: unset what the previous one set
+        and this one lacks, export this one's variables, preflight, launch."""
+        current, lines = dict(groups[0][1]), []
+        launcher = self.job.launcher.run_command(self.job)
+        for k, (methods, env) in enumerate(groups[1:], 1):
+            gone = sorted(v for v in current if v not in env)
+            if gone:
+                lines.append("unset " + " ".join(gone))
+            lines += [f"export {v}={val}" for v, val in env.items() if current.get(v) != val]
+            current = dict(env)
+            lines += self.preflight_cmds(methods)
+            opts = list(self.executable_opts)
+            opts[opts.index("--method") + 1] = ",".join(methods)
+            opts[opts.index("--json") + 1] = results = RESULTS_FILE.replace(".json", f".{k}.json")
+            self.keep_files.append(results)
+            lines.append(" ".join([launcher, self.executable] + [shlex.quote(o) for o in opts]))
+        self.postrun_cmds = lines + list(self.postrun_cmds)
+        self.launch_count = len(groups)
+
     def site_method(self):
         # one launch for every method: the binding that lets ipc-copy's ranks see each other's
         # GPUs (every rank still drives GPU = local rank) suits all of them
         return IPC_COPY if IPC_COPY in self.method_list else "default"
 
     def sanity_ok(self):
-        return sweep_ok(str(self.stdout), str(self.stderr), self.method_list, self.size_list)
+        return sn.all(self.sanity_steps([sweep_ok(str(self.stdout), str(self.stderr), self.method_list,
+                                                  self.size_list, getattr(self, "launch_count", 1))]))
 
     def perf_functions(self):
         swept = set(self.size_list)

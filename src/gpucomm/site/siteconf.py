@@ -7,13 +7,17 @@ request, per-task GPU/NIC binding through config/bin/gpucomm-bind, the guard lim
 
 import os
 
-from ..constants import NO_MULTICAST_ENV
+from ..constants import NO_MULTICAST_ENV, PYTHON_UNSET
 
 #: Slurm's own input variables for sbatch.  ReFrame unsets every SBATCH_* variable before it
 #: calls sbatch (reframe.core.schedulers.slurm.SlurmJobScheduler.sbatch), so the ones a user
 #: sets are written into the job script instead: the script shows what was requested.
 SLURM_INPUT_VARS = (("SBATCH_PARTITION", "--partition"), ("SBATCH_ACCOUNT", "--account"),
                     ("SBATCH_QOS", "--qos"), ("SBATCH_RESERVATION", "--reservation"))
+
+#: file name of the per-task bind wrapper (config/bin/); the checks put it last among the
+#: launcher options (rfm.mixins.launcher_options)
+BIND_WRAPPER = "gpucomm-bind"
 
 #: prefix of the per-task variables that config/bin/gpucomm-bind expands (see that script)
 BIND_PREFIX = "GPUCOMM_BIND_"
@@ -38,7 +42,7 @@ def gpu_resource(option):
 def bind_wrapper(config_file):
     """Absolute path of config/bin/gpucomm-bind, seen from a file in config/systems/."""
     return os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(config_file)),
-                                         os.pardir, "bin", "gpucomm-bind"))
+                                         os.pardir, "bin", BIND_WRAPPER))
 
 
 def per_task(**table):
@@ -62,10 +66,12 @@ def env_list(variables):
     return [[name, str(value)] for name, value in variables.items()]
 
 
-def python():
+def python(required=False):
     """Interpreter for the payload on a site: GPUCOMM_PYTHON (a venv with gpucomm, mpi4py
-    built against the site MPI, and cupy), else python3 from the loaded environment."""
-    return os.environ.get("GPUCOMM_PYTHON", "python3")
+    built against the site MPI, and cupy); else, where the site's own python3 cannot run the
+    payload (``required``: Alps, Leonardo, LUMI), constants.PYTHON_UNSET, on which a check
+    fails at setup naming the site's recipe; else python3 from the loaded environment."""
+    return os.environ.get("GPUCOMM_PYTHON") or (PYTHON_UNSET if required else "python3")
 
 
 #: environment of every run on a local GPU node: never let NCCL/PyTorch/NVSHMEM use NVLink

@@ -12,7 +12,8 @@ reference set applies only to the node class it was measured on.
 import os
 
 from gpucomm.site.probe import node_info
-from gpucomm.site.siteconf import LOCAL_GPU_ENV, local_mpirun_options
+from gpucomm.constants import NO_MULTICAST_ENV
+from gpucomm.site.siteconf import local_mpirun_options
 
 _info = node_info()
 _features, _env_features, _env_vars, _launcher_opts = [], [], [], []
@@ -24,7 +25,7 @@ if _info["gpu_count"]:
     _part = f"{_info['gpu_slug']}x{_info['gpu_count']}"
     _features += ["gpu", "nvgpu" if _info["gpu_vendor"] == "nvidia" else "amdgpu"]
     _devices = [{"type": "gpu", "arch": _info["gpu_slug"], "num_devices": _info["gpu_count"]}]
-    _env_vars += [[k, v] for k, v in LOCAL_GPU_ENV.items()]
+    _env_vars += [[k, v] for k, v in NO_MULTICAST_ENV.items()]
 else:
     _part = "cpu"
 

@@ -4,23 +4,24 @@ called, so a payload-only install never imports ReFrame, pandas or matplotlib.""
 
 import sys
 
-#: subcommand -> "module:function" taking the remaining arguments
-TOOLS = {"report": "gpucomm.analysis.report:main",
-         "tolerances": "gpucomm.analysis.tolerances:main",
-         "probe": "gpucomm.site.probe:main",
-         "preflight": "gpucomm.site.preflight:main"}
+#: subcommand -> ("module:function" taking the remaining arguments, the extra it needs)
+TOOLS = {"report": ("gpucomm.analysis.report:main", "report"),
+         "tolerances": ("gpucomm.analysis.tolerances:main", "report"),
+         "probe": ("gpucomm.site.probe:main", None),
+         "preflight": ("gpucomm.site.preflight:main", None)}
 
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] and argv[0] in TOOLS:
         import importlib
-        module, func = TOOLS[argv[0]].split(":")
+        target, extra = TOOLS[argv[0]]
+        module, func = target.split(":")
         try:
             mod = importlib.import_module(module)
         except ImportError as exc:
-            print(f"gpucomm: error: 'gpucomm {argv[0]}' needs {exc.name}: install gpucomm[report]",
-                  file=sys.stderr)
+            hint = f": install gpucomm[{extra}]" if extra else ""
+            print(f"gpucomm: error: 'gpucomm {argv[0]}' needs {exc.name}{hint}", file=sys.stderr)
             return 2
         return getattr(mod, func)(argv[1:])
     from .payload.cli import main as payload_main

@@ -7,7 +7,7 @@ request, per-task GPU/NIC binding through config/bin/gpucomm-bind, the guard lim
 
 import os
 
-from ..constants import NO_MULTICAST_ENV, PYTHON_UNSET
+from ..constants import PYTHON_UNSET
 
 #: Slurm's own input variables for sbatch.  ReFrame unsets every SBATCH_* variable before it
 #: calls sbatch (reframe.core.schedulers.slurm.SlurmJobScheduler.sbatch), so the ones a user
@@ -73,10 +73,6 @@ def python(required=False):
     fails at setup naming the site's recipe; else python3 from the loaded environment."""
     return os.environ.get("GPUCOMM_PYTHON") or (PYTHON_UNSET if required else "python3")
 
-
-#: environment of every run on a local GPU node: never let NCCL/PyTorch/NVSHMEM use NVLink
-#: multicast on a shared node
-LOCAL_GPU_ENV = NO_MULTICAST_ENV
 
 
 def local_mpirun_options(info):

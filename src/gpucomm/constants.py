@@ -87,6 +87,13 @@ EXIT_IMPLAUSIBLE = 5   # a bandwidth above the link's nominal limit
 EXIT_INTERRUPTED = 130
 EXIT_TIMEOUT = 124     # the watchdog ended a hang
 
+#: ``gpucomm report``'s exit codes besides EXIT_OK (ReFrame passed this run), EXIT_INTERNAL and
+#: EXIT_BAD_INPUT (bad options, or nothing readable among the inputs); its --help lists them
+EXIT_REPORT_FAIL = 6         # ReFrame failed a test case of this run
+EXIT_REPORT_NOTHING_RAN = 7  # this run had no test case, or skipped every one
+EXIT_REPORT_DRY_RUN = 8      # this run was a ReFrame --dry-run: nothing was measured
+EXIT_REPORT_NO_VERDICT = 9   # no ReFrame test case among the inputs (plots only)
+
 #: the environment of every run on a shared GPU node: no NVLink multicast for NCCL, PyTorch
 #: or NVSHMEM
 NO_MULTICAST_ENV = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1",

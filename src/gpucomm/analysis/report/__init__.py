@@ -1,30 +1,48 @@
-"""``gpucomm report``: tables and plots from what ReFrame leaves behind.
+"""``gpucomm report``: ReFrame's verdict on a run, with tables and plots from what it leaves behind.
 
-    gpucomm report output/ perflogs/ reports/run.json -o report/
+    gpucomm report reports/run.json output/ -o report/
+    gpucomm report --stored-sessions -o report/        # ReFrame's results storage (RFM_* environment)
+    gpucomm report results.db -o report/              # one results database
     gpucomm report bench/results/2026-12-01-nvidia-h200-x2 --history bench/results -o rep --paper-system alps
 
 Inputs (files or folders, searched recursively): ReFrame JSON run reports (``--report-file``),
-ReFrame results databases (``*.db``), perflogs (``*.log``, rotated ``*.log.hN``) and the per-size
-``gpucomm_results.json`` files that the checks keep in their output folders (or, where that file is
-missing or broken, the ``GPUCOMM-RESULT`` lines of ``rfm_job.out``).  The newest run of each test
-case is "this run"; older runs of the inputs and everything under ``--history`` are the earlier
-runs it is compared with.
+ReFrame results databases (``*.db``, read through ``reframe --describe-stored-sessions``), perflogs
+(``*.log``, rotated ``*.log.hN``) and the per-size ``gpucomm_results.json`` files that the checks keep
+in their output folders (or, where that file is missing or broken, the ``GPUCOMM-RESULT`` lines of
+``rfm_job.out``).  The newest run of each test case is "this run"; older runs of the inputs and
+everything under ``--history`` are the earlier runs it is compared with.  System and partition are
+ReFrame's (each test case's system:partition), never folder names.
+
+The verdict is ReFrame's: a test case failed (its sanity, or a perf variable outside the
+per-partition reference of config/references/) fails the run.  The trend against earlier runs is
+information only, flagged where a variable moved beyond its own reference bound.
 
 Writes into the output folder: ``index.html`` (self-contained: PNGs and CSVs embedded), the PNGs,
 ``sweeps.csv``, ``nightly.csv``, ``vs_paper.csv``, ``vs_native.csv``, ``inputs.csv`` and
-``health.txt`` (also printed, fit for a cron mail).  Exit status 0 when anything usable was
-read, 1 when nothing was, 2 for bad options.
+``health.txt`` (also printed, fit for a cron mail).
+
+Exit status (gpucomm.constants): 0 ReFrame passed this run; 6 ReFrame failed a test case;
+7 nothing ran (no test case selected, or every one skipped); 8 this run was a --dry-run (nothing
+measured); 9 no ReFrame verdict among the inputs (results files only: plots, no verdict);
+2 bad options or nothing readable; 1 internal error.
 """
 
 import argparse
 import os
 import sys
 
+from ...constants import EXIT_BAD_INPUT, EXIT_INTERNAL
+
+ALL_SESSIONS = "19700101T0000+0000:now"  # ReFrame's time-period query for every stored session
+
 USAGE_EPILOG = """
-The paper reference (De Sensi et al., SC24) defaults to ../shared/paper_reference.csv next to the
-repository; --paper-system maps our partitions to the paper's systems, e.g. --paper-system alps
+The paper reference (De Sensi et al., SC24) is the copy shipped with gpucomm (gpucomm/data);
+--paper-system maps our partitions to the paper's systems, e.g. --paper-system alps
 (every partition) or --paper-system local:h200x2=alps (repeatable; default: all paper systems).
-Tolerances: --tolerance 0.1 (all variables) and --tolerance 'latency_*=0.3' (a glob per variable).
+Trend flags use each perf variable's reference bound (the one ReFrame judged it by); --tolerance 0.1
+(all variables) or --tolerance 'latency_*=0.3' (a glob) flags those without a reference bound.
+
+Exit status: 0 pass, 6 fail, 7 nothing ran, 8 dry run, 9 no verdict, 2 bad input, 1 internal error.
 """
 
 
@@ -43,8 +61,12 @@ class _Parser(argparse.ArgumentParser):
 def build_parser():
     p = _Parser(prog="gpucomm report", description=__doc__.split("\n\n")[0].split(": ", 1)[1],
                 epilog=USAGE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("inputs", nargs="+", metavar="PATH",
+    p.add_argument("inputs", nargs="*", metavar="PATH",
                    help="ReFrame reports, results databases, perflogs, output folders (or folders holding them)")
+    p.add_argument("--stored-sessions", nargs="?", const=ALL_SESSIONS, default=None, metavar="QUERY",
+                   help="read the sessions of ReFrame's results storage matching QUERY (ReFrame's syntax; "
+                        "default: all) through reframe --describe-stored-sessions; the database is the one "
+                        "ReFrame's configuration or RFM_SQLITE_DB_FILE names")
     p.add_argument("-o", "--output", required=True, metavar="DIR", help="folder to write the report into")
     p.add_argument("--history", nargs="+", default=[], metavar="PATH",
                    help="earlier runs to compare with (same kinds of input); never count as this run")
@@ -55,7 +77,8 @@ def build_parser():
     p.add_argument("--paper-stat", choices=("median", "mean"), default="median",
                    help="the paper's statistic to compare with (default median)")
     p.add_argument("--tolerance", action="append", default=[], metavar="[VAR=]FRACTION",
-                   help="relative change that flags a perf variable (default 0.1; VAR may be a glob)")
+                   help="relative change that flags a perf variable without a reference bound "
+                        "(default: none; VAR may be a glob)")
     p.add_argument("--window", type=int, default=5, metavar="N",
                    help="compare with the median of the last N earlier runs (default 5)")
     p.add_argument("--latency-max", default="64K", metavar="SIZE",
@@ -70,6 +93,10 @@ def build_parser():
 
 def main(argv=None):
     args = build_parser().parse_args(sys.argv[1:] if argv is None else list(argv))
+    if not args.inputs and args.stored_sessions is None:
+        print("gpucomm report: error: give inputs (PATH ...) or --stored-sessions (see gpucomm report --help)",
+              file=sys.stderr)
+        return EXIT_BAD_INPUT
     from ...errors import GpucommError
     from ...sizes import parse_size
     from .tables import parse_tolerances
@@ -81,7 +108,7 @@ def main(argv=None):
             raise ValueError("--window must be at least 1")
     except (GpucommError, ValueError) as exc:
         print(f"gpucomm report: error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_BAD_INPUT
     mapping = [tuple(item.rpartition("=")[::2]) for item in args.paper_system]
     try:
         return run(args, latency_max, heatmap_size, tolerances, mapping)
@@ -90,7 +117,7 @@ def main(argv=None):
             raise
         print(f"gpucomm report: internal error: {type(exc).__name__}: {exc} (--debug shows the traceback)",
               file=sys.stderr)
-        return 1
+        return EXIT_INTERNAL
 
 
 def run(args, latency_max, heatmap_size, tolerances, mapping):
@@ -99,7 +126,7 @@ def run(args, latency_max, heatmap_size, tolerances, mapping):
         import pandas as pd
     except ImportError as exc:
         print(f"gpucomm report: error: {exc}; install it (pip install pandas matplotlib)", file=sys.stderr)
-        return 1
+        return EXIT_INTERNAL
     from . import inputs, render, tables
 
     def progress(i, n, path):
@@ -107,7 +134,10 @@ def run(args, latency_max, heatmap_size, tolerances, mapping):
             print(f"gpucomm report: [{i}/{n}] {path}", file=sys.stderr, flush=True)
 
     data = inputs.load(args.inputs, args.history, progress)
+    if args.stored_sessions is not None:
+        inputs.load_storage(data, args.stored_sessions)
     sweeps, cases, perf = data.frames()
+    sessions = data.sessions_frame()
     problems = list(data.problems)
     paper_path = args.paper if args.paper is not None else default_paper_csv()
     paper = None
@@ -117,16 +147,18 @@ def run(args, latency_max, heatmap_size, tolerances, mapping):
             problems.append(problem)
     for p in problems:
         print(f"gpucomm report: warning: {p}", file=sys.stderr)
-    if sweeps.empty and cases.empty:
-        print("gpucomm report: error: nothing usable found in " + ", ".join(args.inputs)
-              + " (expected ReFrame reports, perflogs or gpucomm_results.json files)", file=sys.stderr)
-        return 1
+    if sweeps.empty and cases.empty and sessions.empty:
+        where = ", ".join(args.inputs + (["ReFrame's results storage"] if args.stored_sessions is not None else []))
+        print(f"gpucomm report: error: nothing usable found in {where}"
+              " (expected ReFrame reports, stored sessions, perflogs or gpucomm_results.json files)", file=sys.stderr)
+        return EXIT_BAD_INPUT
 
     out = args.output
     os.makedirs(out, exist_ok=True)
     cur = tables.current_sweeps(sweeps)
     nightly = tables.compare(perf, cases, tolerances, args.window)
-    health = tables.health(cases, nightly, tolerances, args.window)
+    status, _ = tables.verdict(cases, sessions)
+    health = tables.health(cases, nightly, args.window, sessions)
     paper_t = tables.vs_paper(cur, paper, mapping, args.paper_stat)
     native_t = tables.vs_native(cur)
 
@@ -149,10 +181,13 @@ def run(args, latency_max, heatmap_size, tolerances, mapping):
     counts = nightly["status"].value_counts()
     stat = args.paper_stat
     tables_html = [
-        ("This run: perf variables vs earlier runs", render._table(nightly[NIGHTLY_COLUMNS].assign(
-            change=nightly["change"].map(lambda c: f"{c:+.1%}" if pd.notna(c) else ""))),
+        ("This run: perf variables vs earlier runs (trend: information)", render._table(nightly[NIGHTLY_COLUMNS].assign(
+            change=nightly["change"].map(lambda c: f"{c:+.1%}" if pd.notna(c) else ""),
+            tolerance=nightly["tolerance"].map(lambda c: f"{c:.1%}" if pd.notna(c) else ""))),
          f"{len(nightly)} perf variables: " + ", ".join(f"{n} {s}" for s, n in counts.items())
-         + " (new: no earlier run; regressed/improved: moved beyond the tolerance)."),
+         + " (ref/lower/upper: ReFrame's reference; ref-fail: outside it, part of ReFrame's verdict; "
+           "new: no earlier run; regressed/improved: moved beyond the reference's bound against the median "
+           "of earlier runs, information only)."),
         ("This run vs the paper (ratio = this run / paper)",
          render._table(tables.paper_pivot(paper_t), index=True),
          f"Goodput in GB/s; the paper's {stat} (its Gb/s / 8) at the sizes it measured"
@@ -169,10 +204,11 @@ def run(args, latency_max, heatmap_size, tolerances, mapping):
     print(health, end="")
     print(f"gpucomm report: wrote {os.path.join(out, 'index.html')} ({sum(len(p) for _, p in sections)} plots, "
           f"{len(cur)} sizes, {len(nightly)} perf variables, {len(paper_t)} paper points)", file=sys.stderr)
-    return 0
+    return tables.VERDICT_EXIT[status]
 
 
-NIGHTLY_COLUMNS = ["system", "partition", "test", "var", "unit", "value", "baseline", "runs", "change", "status"]
+NIGHTLY_COLUMNS = ["system", "partition", "test", "var", "unit", "value", "ref", "lower", "upper", "baseline", "runs",
+                   "change", "tolerance", "status"]
 
 
 def _label(size):

@@ -2,8 +2,14 @@
 
 * ``sweeps``: one row per size of a payload sweep (``gpucomm_results.json``, or the
   ``GPUCOMM-RESULT`` lines of ``rfm_job.out`` where that file is missing or broken);
-* ``cases``: one row per test case run (ReFrame JSON run reports, results databases, perflogs);
-* ``perf``: one row per perf variable of a test case run.
+* ``cases``: one row per test case run (ReFrame JSON run reports, sessions of ReFrame's results
+  storage, perflogs);
+* ``perf``: one row per perf variable of a test case run;
+* ``sessions``: one row per ReFrame session read (its uuid, whether it was a ``--dry-run``).
+
+System, partition, environment and test name always come from ReFrame's own records (the test
+cases of a report or a stored session, a perflog's fields); a payload results file takes them from
+the test case whose output folder it sits in, never from folder names.
 
 Every problem with an input becomes one line in ``Inputs.problems``; nothing here raises for bad
 input.
@@ -12,12 +18,16 @@ input.
 import json
 import os
 import re
-import sqlite3
+import shlex
+import shutil
+import subprocess
+import sys
 from dataclasses import dataclass, field
 
 import pandas as pd
 
 from ...contract import RESULT_TAG, RESULTS_FILE, STDOUT_FILE
+from . import ALL_SESSIONS
 
 CASE_KEY = ["system", "partition", "environ", "test"]
 _PERFLOG_RE = re.compile(r".*\.log(\.h\d+)?$")
@@ -29,6 +39,7 @@ class Inputs:
     sweeps: list = field(default_factory=list)   # DataFrames, concatenated by frames()
     cases: list = field(default_factory=list)
     perf: list = field(default_factory=list)
+    sessions: list = field(default_factory=list)
     problems: list = field(default_factory=list)
     files: list = field(default_factory=list)    # (path, kind, note)
 
@@ -50,13 +61,23 @@ class Inputs:
         return sweeps.reset_index(drop=True), cases.drop(columns="_t").reset_index(drop=True), \
             perf.drop(columns="_t").reset_index(drop=True)
 
+    def sessions_frame(self):
+        """One row per ReFrame session read (a session read twice, from a report and storage: once)."""
+        df = _concat(self.sessions, SESSION_COLUMNS)
+        df["time"] = pd.to_numeric(df["time"], errors="coerce")
+        return df.drop_duplicates(["session", "history"]).reset_index(drop=True)
+
 
 SWEEP_COLUMNS = ["system", "partition", "environ", "test", "op", "method", "pair", "size", "nranks",
                  "nodes", "time_us", "time_us_p05", "time_us_p95", "time_us_mean", "goodput_GBps",
                  "busbw_GBps", "goodput_GBps_best", "validated", "nominal_GBps", "nominal_source",
-                 "device_name", "run_time", "history", "source"]
+                 "device_name", "run_time", "history", "source", "folder"]
 CASE_COLUMNS = ["time", "session", "system", "partition", "environ", "test", "nodes", "result",
-                "fail_phase", "fail_reason", "history", "kind", "source"]
+                "fail_phase", "fail_reason", "dry_run", "outputdir", "history", "kind", "source"]
+SESSION_COLUMNS = ["session", "time", "dry_run", "num_cases", "num_failures", "num_skipped", "cmdline",
+                   "history", "kind", "source"]
+#: a location ReFrame did not name (a results file outside every report's test cases)
+UNKNOWN = "unknown"
 PERF_COLUMNS = ["time", "session", "system", "partition", "environ", "test", "nodes", "var", "value",
                 "unit", "ref", "lower", "upper", "var_result", "result", "history", "kind", "source"]
 
@@ -108,7 +129,34 @@ def load(paths, history_paths=(), progress=None):
             kind, note = "error", f"could not be read ({type(exc).__name__}: {exc})"
             data.problems.append(f"{path}: {note}")
         data.files.append((path, kind, note))
+    locate_sweeps(data)
     return data
+
+
+def locate_sweeps(data):
+    """System, partition, environment and test of every results file, from the ReFrame test case
+    whose output folder holds it (the nearest in time where several runs used that folder); a
+    file no test case names stays 'unknown' (one line says so)."""
+    frames = [c for c in data.cases if len(c) and "outputdir" in c]
+    cases = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=CASE_COLUMNS)
+    cases = cases[cases["outputdir"].notna()]
+    folders = cases.assign(folder=cases["outputdir"].map(lambda d: os.path.basename(os.path.normpath(str(d)))))
+    unknown = []
+    for i, sweep in enumerate(data.sweeps):
+        match = folders[folders["folder"] == sweep["folder"].iloc[0]]
+        if match.empty:
+            unknown.append(sweep["source"].iloc[0])
+            continue
+        when = sweep["run_time"].iloc[0]
+        when = when.timestamp() if pd.notna(when) else float("nan")
+        delta = (pd.to_numeric(match["time"], errors="coerce") - when).abs()
+        case = match.loc[delta.idxmin()] if delta.notna().any() else match.iloc[-1]
+        data.sweeps[i] = sweep.assign(system=case["system"], partition=case["partition"],
+                                      environ=case["environ"], test=case["test"])
+    if unknown:
+        data.problems.append(f"{len(unknown)} results files in no ReFrame test case's output folder (no report, "
+                             f"stored session or perflog of their run among the inputs): system and partition "
+                             f"unknown, e.g. {unknown[0]}")
 
 
 def _read_file(data, path, explicit, history):
@@ -145,12 +193,6 @@ def _problem(data, path, msg):
     return "problem", msg
 
 
-def _case_location(path):
-    """(system, partition, environ, test) from .../<system>/<partition>/<environ>/<test>/<file>."""
-    parts = os.path.normpath(os.path.abspath(path)).split(os.sep)[-5:-1]
-    return parts if len(parts) == 4 else ["?", "?", "?", os.path.basename(os.path.dirname(path))]
-
-
 def _pair_label(pair):
     if pair is None or (isinstance(pair, float) and pd.isna(pair)):
         return None
@@ -166,9 +208,10 @@ def _read_sweep(data, meta, records, path, history):
     if not records:
         return _problem(data, path, "no per-size records: skipped")
     df = pd.json_normalize(records)
-    system, partition, environ, test = _case_location(path)
+    folder = os.path.basename(os.path.dirname(os.path.abspath(path)))
+    # located by locate_sweeps() from the test case whose output folder this is
     out = pd.DataFrame({
-        "system": system, "partition": partition, "environ": environ, "test": test,
+        "system": UNKNOWN, "partition": UNKNOWN, "environ": UNKNOWN, "test": folder,
         "op": df.get("op", meta.get("op")), "method": df.get("method", meta.get("method")),
         "pair": df["pair"].map(_pair_label) if "pair" in df else None,
         "size": pd.to_numeric(df["size"], errors="coerce"),
@@ -180,7 +223,7 @@ def _read_sweep(data, meta, records, path, history):
         "nominal_GBps": meta.get("nominal_GBps"), "nominal_source": meta.get("nominal_source"),
         "device_name": meta.get("device_name"),
         "run_time": pd.to_datetime(meta.get("time"), utc=True, errors="coerce"),
-        "history": history, "source": path,
+        "history": history, "source": path, "folder": folder,
     })
     out[["op", "method"]] = out[["op", "method"]].fillna("?")
     out = out[out["size"] > 0].astype({"size": "int64"})
@@ -210,8 +253,28 @@ def _read_stdout(data, path, history, why):
     return _read_sweep(data, meta, records, path, history)
 
 
+def is_dry_run(session_info, testcases):
+    """Whether a ReFrame session was a ``--dry-run``: its command line says so, or none of its test
+    cases that were not skipped ran a job (a dry run "passes" every test case without a job id,
+    completion time or performance value)."""
+    cmdline = (session_info or {}).get("cmdline") or ""
+    try:
+        words = shlex.split(cmdline)
+    except ValueError:
+        words = cmdline.split()
+    if any(w == "--dry-run" or (w.startswith("--dry") and "--dry-run".startswith(w)) for w in words):
+        return True
+    ran = [tc for tc in testcases if tc.get("result") != "skip"]
+    return bool(ran) and all(tc.get("result") == "pass" and not tc.get("jobid")
+                             and tc.get("job_completion_time_unix") is None
+                             and all(not isinstance(v, (list, tuple)) or v[0] is None
+                                     for v in (tc.get("perfvalues") or {}).values())
+                             for tc in ran)
+
+
 def _read_report(data, doc, path, history, kind):
-    session = (doc.get("session_info") or {}).get("uuid")
+    info = doc.get("session_info") or {}
+    session = info.get("uuid")
     latest = {}  # a test retried in a later run: its last run counts
     for run in doc.get("runs") or []:
         for tc in (run.get("testcases") or []) if isinstance(run, dict) else []:
@@ -220,15 +283,21 @@ def _read_report(data, doc, path, history, kind):
                 continue
             key = (tc.get("system"), tc.get("partition"), tc.get("environ"), tc.get("name"))
             latest[key] = tc
+    dry = is_dry_run(info, list(latest.values()))
+    end = info.get("time_end_unix") or info.get("time_start_unix")
+    data.sessions.append(pd.DataFrame([{
+        "session": session, "time": end, "dry_run": dry, "num_cases": len(latest),
+        "num_failures": info.get("num_failures"), "num_skipped": info.get("num_skipped"),
+        "cmdline": info.get("cmdline"), "history": history, "kind": kind, "source": path}]))
     cases, perf = [], []
     for tc in latest.values():
         nodes = ",".join(tc.get("job_nodelist") or []) or "?"
         test = tc.get("name") or tc.get("display_name") or tc.get("short_name")
-        case = {"time": tc.get("job_completion_time_unix") or (doc.get("session_info") or {}).get("time_end_unix"),
+        case = {"time": tc.get("job_completion_time_unix") or end,
                 "session": session, "system": tc.get("system"), "partition": tc.get("partition"),
                 "environ": tc.get("environ"), "test": test, "nodes": nodes, "result": tc.get("result"),
-                "fail_phase": tc.get("fail_phase"), "fail_reason": tc.get("fail_reason"),
-                "history": history, "kind": kind, "source": path}
+                "fail_phase": tc.get("fail_phase"), "fail_reason": tc.get("fail_reason"), "dry_run": dry,
+                "outputdir": tc.get("outputdir"), "history": history, "kind": kind, "source": path}
         cases.append(case)
         for key, val in (tc.get("perfvalues") or {}).items():
             if not isinstance(val, (list, tuple)) or len(val) < 5:
@@ -238,10 +307,15 @@ def _read_report(data, doc, path, history, kind):
                          "ref": ref, "lower": lower, "upper": upper,
                          "var_result": val[5] if len(val) > 5 else None})
     if not cases:
-        return _problem(data, path, "a ReFrame report without test cases: skipped")
+        data.problems.append(f"{path}: a ReFrame session without test cases (it selected nothing)")
+        return kind, "0 test cases"
     data.cases.append(pd.DataFrame(cases))
-    data.perf.append(_numeric(pd.DataFrame(perf)))
-    return kind, f"{len(cases)} test cases, {len(perf)} perf values"
+    perf = _numeric(pd.DataFrame(perf))
+    if len(perf):
+        perf = perf[perf["value"].notna()]  # a dry run's or a failed case's missing values
+    data.perf.append(perf)
+    suffix = " (a --dry-run session: nothing was measured)" if dry else ""
+    return kind, f"{len(cases)} test cases, {len(perf)} perf values{suffix}"
 
 
 def _numeric(df):
@@ -251,20 +325,79 @@ def _numeric(df):
     return df
 
 
-def _read_db(data, path, history):
+_RFM_MAIN = "import sys; from reframe.frontend.cli import main; sys.argv[0] = 'reframe'; sys.exit(main())"
+
+
+def reframe_argv():
+    """How to run ReFrame: this interpreter's, else the ``reframe`` on PATH, else None."""
+    import importlib.util
+    if importlib.util.find_spec("reframe") is not None:
+        return [sys.executable, "-c", _RFM_MAIN]
+    exe = shutil.which("reframe")
+    return [exe] if exe else None
+
+
+def stored_sessions(query=ALL_SESSIONS, db_file=None, timeout=300):
+    """The sessions of ReFrame's results storage that match ``query``, through ReFrame's public
+    interface (``reframe --describe-stored-sessions=QUERY``, JSON): (list of session documents,
+    problem or None).  ``db_file``: that database (RFM_SQLITE_DB_FILE); None: the one ReFrame's
+    configuration and RFM_* environment name."""
+    argv = reframe_argv()
+    if argv is None:
+        return [], "ReFrame is not installed (pip install reframe-hpc): its results storage cannot be read"
+    env = dict(os.environ, RFM_ENABLE_RESULTS_STORAGE="y")
+    if db_file is not None:
+        env["RFM_SQLITE_DB_FILE"] = os.path.abspath(db_file)
     try:
-        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
-            blobs = [row[0] for row in conn.execute("SELECT json_blob FROM sessions")]
-    except sqlite3.Error as exc:
-        return _problem(data, path, f"not a ReFrame results database ({exc}): skipped")
+        proc = subprocess.run(argv + [f"--describe-stored-sessions={query}"], env=env, capture_output=True,
+                              text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return [], f"reframe --describe-stored-sessions did not answer ({exc})"
+    text = proc.stdout
+    start = text.find("[")
+    if proc.returncode != 0 or start < 0:
+        why = re.sub(r"\x1b\[[0-9;]*m", "", (proc.stdout + proc.stderr).strip()).splitlines()
+        return [], (f"reframe --describe-stored-sessions failed (exit {proc.returncode}): "
+                    + (why[-1] if why else "no output"))
+    try:
+        sessions = json.loads(text[start:])
+    except json.JSONDecodeError as exc:
+        return [], f"reframe --describe-stored-sessions gave no JSON ({exc.msg})"
+    return [s for s in sessions if isinstance(s, dict)], None
+
+
+def _read_sessions(data, sessions, path, history):
     n = 0
-    for blob in blobs:
+    for doc in sessions:
         try:
-            _read_report(data, json.loads(blob), path, history, "database")
+            _read_report(data, doc, path, history, "database")
             n += 1
-        except (json.JSONDecodeError, KeyError, TypeError) as exc:
-            data.problems.append(f"{path}: a session could not be decoded ({exc}): skipped")
+        except (KeyError, TypeError, AttributeError) as exc:
+            data.problems.append(f"{path}: a stored session could not be read ({exc}): skipped")
     return "database", f"{n} sessions"
+
+
+def _read_db(data, path, history):
+    with open(path, "rb") as fp:
+        if not fp.read(16).startswith(b"SQLite format 3"):
+            return _problem(data, path, "not a ReFrame results database (not an SQLite file): skipped")
+    sessions, problem = stored_sessions(db_file=path)
+    if problem:
+        return _problem(data, path, f"not read: {problem}")
+    return _read_sessions(data, sessions, path, history)
+
+
+def load_storage(data, query=ALL_SESSIONS):
+    """Add the sessions of ReFrame's results storage (located by ReFrame: RFM_SQLITE_DB_FILE or its
+    configuration) that match ``query``."""
+    where = f"ReFrame results storage ({os.environ.get('RFM_SQLITE_DB_FILE') or 'as configured'})"
+    sessions, problem = stored_sessions(query)
+    if problem:
+        data.problems.append(f"{where}: {problem}")
+        data.files.append((where, "problem", problem))
+        return
+    kind, note = _read_sessions(data, sessions, where, False)
+    data.files.append((where, kind, note))
 
 
 def _read_perflog(data, path, explicit, history):
@@ -290,12 +423,20 @@ def _read_perflog(data, path, explicit, history):
     df = pd.DataFrame(good, columns=header)
     variables = [c[:-6] for c in header if c.endswith("_value") and f"{c[:-6]}_unit" in header]
     col = lambda name, default=None: df[name] if name in df else default  # noqa: E731
-    time = pd.to_numeric(col("job_completion_time_unix"), errors="coerce") if "job_completion_time_unix" in df \
-        else pd.to_datetime(df["job_completion_time"], utc=True, errors="coerce").astype("int64") / 1e9
+    stamp = df["job_completion_time"].map(lambda t: pd.to_datetime(t, utc=True, errors="coerce"))  # mixed formats
+    time = stamp.map(lambda t: t.timestamp() if pd.notna(t) else float("nan")).astype(float)
+    unix = pd.to_numeric(col("job_completion_time_unix"), errors="coerce") \
+        if "job_completion_time_unix" in df else pd.Series(float("nan"), index=df.index)
+    # a --dry-run line: "pass" without a job (no job id, no completion time) and no value
+    novalue = pd.concat([pd.to_numeric(df[f"{v}_value"], errors="coerce").isna() for v in variables], axis=1) \
+        .all(axis=1) if variables else pd.Series(True, index=df.index)
+    nojob = unix.isna() & (df["jobid"].isin(["", "null", "None"]) if "jobid" in df else True)
+    dry = (df["result"] == "pass") & nojob & novalue
     base = pd.DataFrame({
-        "time": time, "session": None, "system": col("system", "?"), "partition": col("partition", "?"),
-        "environ": col("environ", "?"), "test": col("name", col("short_name", "?")),
-        "nodes": col("job_nodelist", "?"), "result": df["result"], "fail_phase": None, "fail_reason": None,
+        "time": unix.fillna(time), "session": None, "system": col("system", "?"),
+        "partition": col("partition", "?"), "environ": col("environ", "?"),
+        "test": col("name", col("short_name", "?")), "nodes": col("job_nodelist", "?"), "result": df["result"],
+        "fail_phase": None, "fail_reason": None, "dry_run": dry, "outputdir": None,
         "history": history, "kind": "perflog", "source": path})
     data.cases.append(base)
     perf = [base.assign(var=v, value=df[f"{v}_value"], unit=df[f"{v}_unit"], ref=col(f"{v}_ref"),
@@ -305,4 +446,5 @@ def _read_perflog(data, path, explicit, history):
     if len(perf):
         perf = perf[perf["value"].notna()]
         data.perf.append(perf)
-    return "perflog", f"{len(df)} runs, {len(perf)} perf values"
+    note = f", {int(dry.sum())} of them --dry-run lines (nothing measured)" if dry.any() else ""
+    return "perflog", f"{len(df)} runs, {len(perf)} perf values{note}"

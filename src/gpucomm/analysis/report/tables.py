@@ -5,7 +5,8 @@ import fnmatch
 
 import pandas as pd
 
-from ...constants import METHODS, PAPER_METHOD
+from ...constants import (EXIT_OK, EXIT_REPORT_DRY_RUN, EXIT_REPORT_FAIL, EXIT_REPORT_NO_VERDICT,
+                          EXIT_REPORT_NOTHING_RAN, METHODS, PAPER_METHOD)
 from ...sizes import size_label
 from .inputs import CASE_KEY
 
@@ -21,7 +22,6 @@ NATIVE_PAIRS = {"nccl-tests": ("ccl",), "nccl-tests-g": ("ccl",), "rccl-tests": 
                 "osu-xccl": ("ccl",)}
 PAPER_COLUMNS = {"system", "scope", "operation", "method", "gpu_pair", "nodes", "ranks", "size_bytes",
                  "goodput_gbps_mean", "goodput_gbps_median", "source_figure"}
-GOOD_RESULTS = ("pass", "skip", "xfail")
 
 
 def newest(df, key, history_col="history"):
@@ -151,15 +151,16 @@ def vs_native(cur):
     return m[cols].sort_values(["system", "partition", "op", "tool", "method", "size"])
 
 
-def parse_tolerances(items, default=0.10):
-    """['0.2', 'latency_*=0.3'] -> (default, [(pattern, fraction)]); percentages ('20%') too."""
+def parse_tolerances(items, default=None):
+    """['0.2', 'latency_*=0.3'] -> (default, [(pattern, fraction)]); percentages ('20%') too.
+    These apply only to perf variables without a reference bound (ReFrame's own bounds come first)."""
     patterns = []
     for item in items or []:
         pattern, _, value = item.rpartition("=")
         value = value.strip()
         frac = float(value[:-1]) / 100 if value.endswith("%") else float(value)
-        if frac < 0:
-            raise ValueError(f"tolerance {item!r} is negative")
+        if not frac >= 0 or frac == float("inf"):
+            raise ValueError(f"tolerance {item!r} is not a fraction >= 0")
         if pattern:
             patterns.append((pattern, frac))
         else:
@@ -171,37 +172,56 @@ def lower_is_better(var, unit):
     return str(unit) in ("us", "ms", "s", "ns") or str(var).startswith(("latency", "time"))
 
 
-def compare(perf, cases, tolerances=(0.10, ()), window=5):
-    """This run's perf variables against the median of up to ``window`` earlier runs of the same
-    test case; status: regressed / improved (moved beyond the tolerance), ok, new (no history),
-    ref-fail (ReFrame's own reference check failed)."""
-    cols = CASE_KEY + ["nodes", "var", "unit", "value", "baseline", "runs", "change", "tolerance", "status",
-                       "time"]
+def _bound(row, lower_better, tolerances):
+    """(fraction a variable may move the worse way, where the fraction comes from): the bound of its
+    ReFrame reference (upper for a time, lower for a bandwidth, relative as ReFrame's), else a
+    --tolerance, else (nan, '')."""
+    thres = row["upper"] if lower_better else row["lower"]
+    if pd.notna(thres) and pd.notna(row["ref"]) and row["ref"] != 0:
+        return abs(float(thres)), "reference"
+    default, patterns = tolerances
+    frac = next((f for p, f in patterns if fnmatch.fnmatch(row["var"], p)), default)
+    return (float(frac), "--tolerance") if frac is not None else (float("nan"), "")
+
+
+def compare(perf, cases, tolerances=(None, ()), window=5):
+    """The trend, as information: this run's perf variables against the median of up to ``window``
+    earlier runs of the same test case, flagged where the change is beyond the variable's own
+    reference bound (the bound ReFrame judged it by); status: regressed / improved (moved beyond
+    the bound), ok, new (no earlier run), no bound (no reference and no --tolerance), ref-fail
+    (ReFrame's own reference check failed: part of ReFrame's verdict)."""
+    cols = CASE_KEY + ["nodes", "var", "unit", "value", "ref", "lower", "upper", "baseline", "runs", "change",
+                       "tolerance", "bound_from", "status", "time"]
     cur_cases = newest(cases, CASE_KEY)
     if perf.empty or cur_cases.empty:
         return pd.DataFrame(columns=cols)
     cur = perf.merge(cur_cases[CASE_KEY + ["time"]], on=CASE_KEY + ["time"])
     cur = cur.drop_duplicates(CASE_KEY + ["var"], keep="last")
-    hist = perf[["var", "value", "time"] + CASE_KEY].rename(columns={"value": "old", "time": "old_time"})
+    hist = perf[["var", "value", "time", "result"] + CASE_KEY].rename(columns={"value": "old", "time": "old_time"})
+    hist = hist[hist["result"] != "skip"].drop(columns="result")
     m = cur[CASE_KEY + ["var", "time"]].merge(hist, on=CASE_KEY + ["var"])
     m = m[m["old_time"] < m["time"] - 1].sort_values("old_time")
     base = m.groupby(CASE_KEY + ["var"]).tail(window).groupby(CASE_KEY + ["var"])["old"] \
         .agg(baseline="median", runs="size").reset_index()
     cur = cur.merge(base, on=CASE_KEY + ["var"], how="left")
     cur["runs"] = cur["runs"].fillna(0).astype(int)
-    default, patterns = tolerances
-    cur["tolerance"] = [next((f for p, f in patterns if fnmatch.fnmatch(v, p)), default) for v in cur["var"]]
+    if cur.empty:
+        return pd.DataFrame(columns=cols)
+    lower_better = [lower_is_better(v, u) for v, u in zip(cur["var"], cur["unit"])]
+    bounds = [_bound(row, lb, tolerances) for (_, row), lb in zip(cur.iterrows(), lower_better)]
+    cur["tolerance"] = [b for b, _ in bounds]
+    cur["bound_from"] = [w for _, w in bounds]
     cur["change"] = cur["value"] / cur["baseline"] - 1
-    worse = [(c > t if lower_is_better(v, u) else c < -t) for c, t, v, u in
-             zip(cur["change"], cur["tolerance"], cur["var"], cur["unit"])]
+    worse = pd.Series([(c > 0) if lb else (c < 0) for c, lb in zip(cur["change"], lower_better)], index=cur.index)
     moved = cur["change"].abs() > cur["tolerance"]
     cur["status"] = "ok"
+    cur.loc[cur["tolerance"].isna(), "status"] = "no bound"
     cur.loc[cur["baseline"].isna(), "status"] = "new"
-    cur.loc[moved & ~pd.Series(worse, index=cur.index), "status"] = "improved"
-    cur.loc[moved & pd.Series(worse, index=cur.index), "status"] = "regressed"
+    cur.loc[moved & ~worse, "status"] = "improved"
+    cur.loc[moved & worse, "status"] = "regressed"
     cur.loc[cur["var_result"].astype(str) == "fail", "status"] = "ref-fail"
-    first = {"regressed": 0, "ref-fail": 0, "improved": 1}  # flagged rows on top
-    cur = cur.assign(_o=cur["status"].map(first).fillna(2)).sort_values(["_o"] + CASE_KEY + ["var"])
+    first = {"ref-fail": 0, "regressed": 1, "improved": 2}  # flagged rows on top
+    cur = cur.assign(_o=cur["status"].map(first).fillna(3)).sort_values(["_o"] + CASE_KEY + ["var"])
     return cur[cols].reset_index(drop=True)
 
 
@@ -209,13 +229,52 @@ def _fmt(value, unit):
     return f"{value:.4g} {unit}" if pd.notna(value) else "n/a"
 
 
-def health(cases, comparison, tolerances=(0.10, ()), window=5):
-    """Plain text for a cron mail: one PASS/FAIL line per node, the failing checks below it."""
+PASS, FAIL, NOTHING_RAN, DRY_RUN, NO_VERDICT = "PASS", "FAIL", "NOTHING RAN", "DRY RUN", "NO VERDICT"
+#: verdict -> the report's exit code
+VERDICT_EXIT = {PASS: EXIT_OK, FAIL: EXIT_REPORT_FAIL, NOTHING_RAN: EXIT_REPORT_NOTHING_RAN,
+                DRY_RUN: EXIT_REPORT_DRY_RUN, NO_VERDICT: EXIT_REPORT_NO_VERDICT}
+#: ReFrame's results that are no failure (a skip is no failure, but tests nothing)
+GOOD_RESULTS = ("pass", "xfail")
+
+
+def verdict(cases, sessions=None):
+    """ReFrame's verdict on this run: (PASS / FAIL / NOTHING RAN / DRY RUN / NO VERDICT, reason).
+    This run is the newest run of every test case among the (non-history) inputs, or the newest
+    session where that selected no test case at all."""
     cur = newest(cases, CASE_KEY)
+    sess = sessions if sessions is not None else pd.DataFrame(columns=["session", "time", "num_cases", "history"])
+    sess = sess[~sess["history"].astype(bool)]
+    if len(sess) and sess["time"].notna().any():
+        last = sess.loc[sess["time"].idxmax()]
+        if int(last["num_cases"] or 0) == 0 and (cur.empty or not last["time"] < cur["time"].max() - 1):
+            return NOTHING_RAN, f"ReFrame session {last['session']} selected no test case"
     if cur.empty:
-        return "gpucomm health: UNKNOWN (no ReFrame test case results found)\n"
-    bad = comparison[comparison["status"].isin(["regressed", "ref-fail"])]
-    skipped = int((cur["result"] == "skip").sum())  # never ran on a node
+        return NO_VERDICT, "no ReFrame test case results among the inputs (reports, stored sessions, perflogs)"
+    dry = cur[cur["dry_run"].fillna(False).astype(bool)]
+    if len(dry):
+        ids = sorted(set(dry["session"].dropna().astype(str)))
+        where = f"session {', '.join(ids)}" if ids else "perflog lines"
+        return DRY_RUN, f"{len(dry)} of {len(cur)} test cases come from a --dry-run ({where}): nothing was measured"
+    ran = cur[cur["result"] != "skip"]
+    if ran.empty:
+        return NOTHING_RAN, f"all {len(cur)} test cases were skipped"
+    failed = ran[~ran["result"].astype(str).isin(GOOD_RESULTS)]
+    skipped = len(cur) - len(ran)
+    tail = f", {skipped} skipped" if skipped else ""
+    if len(failed):
+        return FAIL, f"ReFrame failed {len(failed)} of {len(ran)} test cases run{tail}"
+    return PASS, f"ReFrame passed all {len(ran)} test cases run{tail}"
+
+
+def health(cases, comparison, window=5, sessions=None):
+    """Plain text for a cron mail: ReFrame's verdict, one PASS/FAIL line per node with the failing
+    checks below it, then the trend against earlier runs (information only)."""
+    status, reason = verdict(cases, sessions)
+    cur = newest(cases, CASE_KEY)
+    when = pd.to_datetime(cur["time"].max(), unit="s", utc=True) if len(cur) else pd.NaT
+    when = "" if pd.isna(when) else f", run of {when.strftime('%Y-%m-%d %H:%M UTC')}"
+    lines = [f"gpucomm health: {status} ({reason}){when}"]
+    ref_fail = comparison[comparison["status"] == "ref-fail"] if len(comparison) else comparison
     per_node = {}
     for _, case in cur[cur["result"] != "skip"].iterrows():
         why = []
@@ -223,27 +282,34 @@ def health(cases, comparison, tolerances=(0.10, ()), window=5):
             phase = f" in {case['fail_phase']}" if pd.notna(case["fail_phase"]) else ""
             reason = f": {case['fail_reason']}" if pd.notna(case["fail_reason"]) else ""
             why.append(f"{case['result']}{phase}{reason}")
-        for _, row in bad[(bad[CASE_KEY] == case[CASE_KEY]).all(axis=1)].iterrows():
-            if row["status"] == "ref-fail":
-                why.append(f"{row['var']} = {_fmt(row['value'], row['unit'])} outside its ReFrame reference")
-            else:
-                why.append(f"{row['var']} = {_fmt(row['value'], row['unit'])}, {row['change']:+.0%} vs "
-                           f"{_fmt(row['baseline'], row['unit'])} (median of {row['runs']} earlier runs; "
-                           f"tolerance {row['tolerance']:.0%})")
+        for _, row in ref_fail[(ref_fail[CASE_KEY] == case[CASE_KEY]).all(axis=1)].iterrows():
+            why.append(f"{row['var']} = {_fmt(row['value'], row['unit'])} outside its ReFrame reference"
+                       + _ref_text(row))
         for node in str(case["nodes"]).split(","):
             entry = per_node.setdefault((node, f"{case['system']}:{case['partition']}"), [0, []])
             entry[0] += 1
             entry[1] += [f"{case['test']} [{case['environ']}]: {w}" for w in why]
-    failing = sum(1 for n, (_, w) in per_node.items() if w)
-    when = pd.to_datetime(cur["time"].max(), unit="s", utc=True)
-    when = "an unknown time" if pd.isna(when) else when.strftime("%Y-%m-%d %H:%M UTC")
-    default, patterns = tolerances
-    tol = f"{default:.0%}" + "".join(f", {p} {f:.0%}" for p, f in patterns)
-    lines = [f"gpucomm health: {'FAIL' if failing else 'PASS'} ({failing} of {len(per_node)} nodes failing), "
-             f"run of {when}; tolerance {tol} vs the median of up to {window} earlier runs"
-             + (f"; {skipped} test cases skipped" if skipped else "")]
     for (node, where), (n, why) in sorted(per_node.items()):
         lines.append(f"{'FAIL' if why else 'PASS'}  {node}  {where}  {n} test cases"
                      + (f", {len(why)} problems" if why else ""))
         lines += [f"      {w}" for w in why]
+    if len(comparison):
+        flagged = comparison[comparison["status"].isin(["regressed", "improved"])]
+        counts = comparison["status"].value_counts()
+        lines.append(f"trend (information, not the verdict): {len(comparison)} perf variables vs the median of "
+                     f"up to {window} earlier runs, flagged beyond their reference's bound: "
+                     + ", ".join(f"{n} {s}" for s, n in counts.items()))
+        for _, row in flagged.iterrows():
+            lines.append(f"      {row['status']}: {row['test']} [{row['environ']}]: {row['var']} = "
+                         f"{_fmt(row['value'], row['unit'])}, {row['change']:+.0%} vs "
+                         f"{_fmt(row['baseline'], row['unit'])} (median of {row['runs']} earlier runs; "
+                         f"bound {row['tolerance']:.1%} from the {row['bound_from']})")
     return "\n".join(lines) + "\n"
+
+
+def _ref_text(row):
+    if pd.isna(row["ref"]):
+        return ""
+    lo = f"{row['ref'] * (1 + row['lower']):.4g}" if pd.notna(row["lower"]) else "-inf"
+    hi = f"{row['ref'] * (1 + row['upper']):.4g}" if pd.notna(row["upper"]) else "inf"
+    return f" [{lo}, {hi}] {row['unit']}"

@@ -439,3 +439,20 @@ def test_html_renders_headless(tmp_path, capsys):
                     f"--screenshot={shot}", (tmp_path / "index.html").as_uri()],
                    capture_output=True, timeout=120)
     assert shot.stat().st_size > 50000  # a page with its plots, not a blank one
+
+
+def test_system_and_partition_from_reframe_not_folders(tmp_path, capsys):
+    """Flat result folders (bench/results/<date>-<kind>/NN-topic/...): system and partition come
+    from the report's test case whose output folder holds the results file.  (Before: the title
+    read '2026-11-30-nvidia-h200-x2:1-smoke', the folder names.)"""
+    flat = tmp_path / "2026-11-30-nvidia-h200-x2" / "1-smoke"
+    flat.mkdir(parents=True)
+    shutil.copy(DEVICE / "report.json", flat / "report.json")
+    for folder in DEVICE_OUT.iterdir():
+        shutil.copytree(folder, flat / folder.name)
+    code, _, _ = report([flat, "-o", tmp_path / "rep", "-q", "--paper", "none"], capsys)
+    assert code == 0
+    sweeps = csv(tmp_path / "rep", "sweeps.csv")
+    assert set(zip(sweeps["system"], sweeps["partition"])) == {("local", "h200x2")}
+    assert set(sweeps["test"]) == {tc["name"] for tc in results(DEVICE / "report.json")["runs"][0]["testcases"]}
+    assert (tmp_path / "rep" / "goodput_local_h200x2_pingpong.png").exists()

@@ -140,11 +140,11 @@ def run(args, latency_max, heatmap_size, tolerances, mapping):
     sessions = data.sessions_frame()
     problems = list(data.problems)
     paper_path = args.paper if args.paper is not None else default_paper_csv()
-    paper = None
+    paper, paper_problem = None, None
     if paper_path and paper_path.lower() != "none":
-        paper, problem = tables.load_paper(paper_path)
-        if problem:
-            problems.append(problem)
+        paper, paper_problem = tables.load_paper(paper_path)
+        if paper_problem:
+            problems.append(paper_problem)
     for p in problems:
         print(f"gpucomm report: warning: {p}", file=sys.stderr)
     if sweeps.empty and cases.empty and sessions.empty:
@@ -160,50 +160,71 @@ def run(args, latency_max, heatmap_size, tolerances, mapping):
     status, _ = tables.verdict(cases, sessions)
     health = tables.health(cases, nightly, args.window, sessions)
     paper_t = tables.vs_paper(cur, paper, mapping, args.paper_stat)
+    curves = tables.paper_curves(cur, paper, mapping, args.paper_stat)
     native_t = tables.vs_native(cur)
+    native_p = tables.vs_native_perf(perf, cases)
+    # one line, never a silent "0 paper points"
+    if paper is None:
+        paper_line = ("paper comparison off (--paper none)" if not paper_problem
+                      else f"paper comparison not available: {paper_problem}")
+    elif paper_t.empty:
+        paper_line = "paper comparison: no point of the paper matches this run's operations, methods and sizes"
+    else:
+        like = int(paper_t["comparable"].sum())
+        paper_line = (f"paper comparison: {len(paper_t)} points, {like} of the same rank count "
+                      f"({len(paper_t) - like} across different rank counts, marked and left out of the headline)")
 
     csvs = {
-        "sweeps.csv": cur.assign(size_label=cur["size"].map(_label)).drop(columns=["history", "source"]),
+        "sweeps.csv": cur.assign(size_label=cur["size"].map(_label)).drop(columns=["history", "source", "folder"]),
         "nightly.csv": nightly.assign(time=pd.to_datetime(nightly["time"], unit="s", utc=True)),
         "vs_paper.csv": paper_t,
         "vs_native.csv": native_t,
+        "vs_native_perf.csv": native_p,
         "inputs.csv": pd.DataFrame(data.files, columns=["path", "kind", "note"]),
     }
     for name, df in csvs.items():
         df.to_csv(os.path.join(out, name), index=False, float_format="%.8g")
     with open(os.path.join(out, "health.txt"), "w") as fp:
         fp.write(health)
-    sections, plot_problems = render.plots(cur, out, latency_max, heatmap_size)
+    sections, plot_problems = render.plots(cur, out, latency_max, heatmap_size, curves)
     for p in plot_problems:
         print(f"gpucomm report: warning: {p}", file=sys.stderr)
     problems += plot_problems
 
     counts = nightly["status"].value_counts()
     stat = args.paper_stat
+    trend = ("This run: perf variables vs earlier runs (trend: information)", render._table(nightly[NIGHTLY_COLUMNS].assign(
+        change=nightly["change"].map(lambda c: f"{c:+.1%}" if pd.notna(c) else ""),
+        tolerance=nightly["tolerance"].map(lambda c: f"{c:.1%}" if pd.notna(c) else ""))),
+        f"{len(nightly)} perf variables: " + ", ".join(f"{n} {s}" for s, n in counts.items())
+        + " (ref/lower/upper: ReFrame's reference; ref-fail: outside it, part of ReFrame's verdict; "
+          "new: no earlier run; regressed/improved: moved beyond the reference's bound against the median "
+          "of earlier runs, information only).")
     tables_html = [
-        ("This run: perf variables vs earlier runs (trend: information)", render._table(nightly[NIGHTLY_COLUMNS].assign(
-            change=nightly["change"].map(lambda c: f"{c:+.1%}" if pd.notna(c) else ""),
-            tolerance=nightly["tolerance"].map(lambda c: f"{c:.1%}" if pd.notna(c) else ""))),
-         f"{len(nightly)} perf variables: " + ", ".join(f"{n} {s}" for s, n in counts.items())
-         + " (ref/lower/upper: ReFrame's reference; ref-fail: outside it, part of ReFrame's verdict; "
-           "new: no earlier run; regressed/improved: moved beyond the reference's bound against the median "
-           "of earlier runs, information only)."),
-        ("This run vs the paper (ratio = this run / paper)",
+        ("This run vs native tools (perf variables)", render._table(native_p),
+         "Our checks' perf variables against the native tools' checks (OSU, nccl-tests) at the same point: "
+         "ratio = ours / tool (for a latency, above 1 is slower). The tools' values are from their newest "
+         "session among the inputs (inputs.csv)."),
+        ("This run vs the paper (ratio = this run / paper; same rank count only)",
          render._table(tables.paper_pivot(paper_t), index=True),
-         f"Goodput in GB/s; the paper's {stat} (its Gb/s / 8) at the sizes it measured"
-         + (f", from {paper_path}. " if paper is not None else "; no paper reference was read. ")
-         + tables.rank_note(paper_t)),
-        ("This run vs native tools", render._table(native_t.drop(columns="size")),
+         f"{paper_line}. Goodput in GB/s; the paper's {stat} (its Gb/s / 8) at the sizes it measured"
+         + (f", from {paper_path}." if paper is not None else ".")),
+        trend,
+        ("This run vs the paper across different rank counts or layouts (not like for like)",
+         render._table(paper_t[~paper_t["comparable"].astype(bool)].drop(columns=["comparable"]))
+         if len(paper_t) else render._table(None),
+         tables.rank_note(paper_t) or "None: every point above has the paper's rank count."),
+        ("This run vs native tools (per size)", render._table(native_t.drop(columns="size")),
          "Our methods against native tools (nccl-tests, osu, ...) on the same op, size and GPU pair."),
         ("This run: per-size results", render._table(tables.sweep_pivot(cur), index=True),
          "Median time (us) and goodput (GB/s) per size; sweeps.csv has every statistic."),
     ]
-    render.page(os.path.join(out, "index.html"), title=args.title, health_text=health,
+    render.page(os.path.join(out, "index.html"), title=args.title, health_text=health, paper_line=paper_line, lead=2,
                 plot_sections=sections, tables=tables_html,
                 csv_files=[os.path.join(out, n) for n in csvs], problems=problems, files=data.files)
     print(health, end="")
     print(f"gpucomm report: wrote {os.path.join(out, 'index.html')} ({sum(len(p) for _, p in sections)} plots, "
-          f"{len(cur)} sizes, {len(nightly)} perf variables, {len(paper_t)} paper points)", file=sys.stderr)
+          f"{len(cur)} sizes, {len(nightly)} perf variables); {paper_line}", file=sys.stderr)
     return tables.VERDICT_EXIT[status]
 
 

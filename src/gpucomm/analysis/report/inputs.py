@@ -71,15 +71,17 @@ class Inputs:
 SWEEP_COLUMNS = ["system", "partition", "environ", "test", "op", "method", "pair", "size", "nranks",
                  "nodes", "time_us", "time_us_p05", "time_us_p95", "time_us_mean", "goodput_GBps",
                  "busbw_GBps", "goodput_GBps_best", "validated", "nominal_GBps", "nominal_source",
-                 "device_name", "run_time", "history", "source", "folder"]
+                 "device_name", "run_time", "session", "history", "source", "folder"]
 CASE_COLUMNS = ["time", "session", "system", "partition", "environ", "test", "nodes", "result",
-                "fail_phase", "fail_reason", "dry_run", "outputdir", "history", "kind", "source"]
+                "fail_phase", "fail_reason", "dry_run", "outputdir", "op", "method", "tool", "nranks",
+                "history", "kind", "source"]
 SESSION_COLUMNS = ["session", "time", "dry_run", "num_cases", "num_failures", "num_skipped", "cmdline",
                    "history", "kind", "source"]
 #: a location ReFrame did not name (a results file outside every report's test cases)
 UNKNOWN = "unknown"
 PERF_COLUMNS = ["time", "session", "system", "partition", "environ", "test", "nodes", "var", "value",
-                "unit", "ref", "lower", "upper", "var_result", "result", "history", "kind", "source"]
+                "unit", "ref", "lower", "upper", "var_result", "result", "op", "method", "tool", "nranks",
+                "history", "kind", "source"]
 
 
 def _concat(frames, columns):
@@ -152,7 +154,7 @@ def locate_sweeps(data):
         delta = (pd.to_numeric(match["time"], errors="coerce") - when).abs()
         case = match.loc[delta.idxmin()] if delta.notna().any() else match.iloc[-1]
         data.sweeps[i] = sweep.assign(system=case["system"], partition=case["partition"],
-                                      environ=case["environ"], test=case["test"])
+                                      environ=case["environ"], test=case["test"], session=case["session"])
     if unknown:
         data.problems.append(f"{len(unknown)} results files in no ReFrame test case's output folder (no report, "
                              f"stored session or perflog of their run among the inputs): system and partition "
@@ -272,6 +274,21 @@ def is_dry_run(session_info, testcases):
                              for tc in ran)
 
 
+def tool_label(tc):
+    """A native check's tool as the report names it beside our methods (the label its results
+    files carry: checks/native.py method_label), from the test case's variables; None for ours."""
+    tool = tc.get("tool")
+    if not tool:
+        return None
+    if tool == "osu":
+        if str(tc.get("bench") or "").startswith("osu_xccl"):
+            return "osu-xccl"
+        return "osu-host" if tc.get("buffers") == "host" else "osu"
+    if tool == "nccl-tests":
+        return "nccl-tests-g" if tc.get("mode") == "single" else "nccl-tests"
+    return str(tool)
+
+
 def _read_report(data, doc, path, history, kind):
     info = doc.get("session_info") or {}
     session = info.get("uuid")
@@ -297,7 +314,9 @@ def _read_report(data, doc, path, history, kind):
                 "session": session, "system": tc.get("system"), "partition": tc.get("partition"),
                 "environ": tc.get("environ"), "test": test, "nodes": nodes, "result": tc.get("result"),
                 "fail_phase": tc.get("fail_phase"), "fail_reason": tc.get("fail_reason"), "dry_run": dry,
-                "outputdir": tc.get("outputdir"), "history": history, "kind": kind, "source": path}
+                "outputdir": tc.get("outputdir"), "op": tc.get("op"), "method": tc.get("method"),
+                "tool": tool_label(tc), "nranks": tc.get("num_tasks"), "history": history, "kind": kind,
+                "source": path}
         cases.append(case)
         for key, val in (tc.get("perfvalues") or {}).items():
             if not isinstance(val, (list, tuple)) or len(val) < 5:

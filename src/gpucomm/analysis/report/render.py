@@ -22,31 +22,63 @@ COLORS = {"host": "#7f7f7f", "staging": "#ff7f0e", "gpu-aware-mpi": "#2ca02c", "
           "ccl": "#1f77b4"}
 OPS = ("pingpong", "multi-pingpong", "allreduce", "alltoall")
 EXTRA_COLORS = ["#d62728", "#8c564b", "#e377c2", "#17becf", "#bcbd22"]
+#: what "size" means per operation (gpucomm.metrics: S in each goodput formula)
+SIZE_MEANING = {"pingpong": "message size (each way)", "bw": "message size (each message of the window)",
+                "multi-pingpong": "message size per pair", "allreduce": "buffer size per rank (the vector)",
+                "alltoall": "block size per peer (each rank sends one block to every other rank)",
+                "pair-matrix": "message size per GPU pair (each way)", "pair-uni": "message size (each way)",
+                "pair-bidir": "message size per direction"}
+#: two measured sizes further apart than this are not joined by a line (a sparse sweep:
+#: 8 B, 1 MiB, 256 MiB are markers, not a curve)
+MAX_JOIN_RATIO = 4
+#: pixels: figures are drawn at this dpi (2x the screen's 100)
+DPI = 200
+#: paper curves: faint dashes, one pattern per paper system
+PAPER_DASHES = {"alps": (4, 2), "leonardo": (1.5, 1.5), "lumi": (6, 2, 1, 2)}
 
 
 def slug(*parts):
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", "_".join(str(p) for p in parts)).strip("-")
 
 
-def _size_axis(ax, sizes):
+def _size_axis(ax, sizes, op=None):
     lo, hi = int(np.log2(max(sizes.min(), 1))), int(np.ceil(np.log2(sizes.max())))
     step = 5 if hi - lo > 16 else 2 if hi - lo > 6 else 1
     ax.set_xscale("log", base=2)
     ax.xaxis.set_major_locator(FixedLocator([2.0 ** k for k in range(lo - lo % step, hi + 1, step)]))
     ax.xaxis.set_minor_locator(NullLocator())
     ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: size_label(int(round(x)))))
-    ax.set_xlabel("message size")
+    ax.set_xlabel(SIZE_MEANING.get(op, "size"))
     ax.grid(True, which="major", alpha=0.3)
 
 
+def broken(x, *ys):
+    """x and ys with a NaN between neighbours more than MAX_JOIN_RATIO apart: matplotlib draws no
+    line across a gap in the sweep."""
+    x = np.asarray(x, dtype=float)
+    ys = [np.asarray(y, dtype=float) for y in ys]
+    gaps = np.nonzero(x[1:] / x[:-1] > MAX_JOIN_RATIO)[0] + 1
+    return (np.insert(x, gaps, np.nan), *[np.insert(y, gaps, np.nan) for y in ys])
+
+
+def _sessions(group):
+    """The runs a plot's lines come from: one label per session (its date), '' where one."""
+    return group["session"].astype(object).fillna("?").astype(str)
+
+
 def _lines(group):
-    """(label, color, style, DataFrame by size) per method; pairs folded into their median."""
+    """(label, color, style, DataFrame by size) per method (and session, where a plot holds
+    several); pairs folded into their median."""
     out, extra = [], iter(EXTRA_COLORS * 4)
     multi_env = group["environ"].nunique() > 1
-    for (method, environ), g in group.groupby(["method", "environ"], sort=False):
+    group = group.assign(_session=_sessions(group))
+    multi_session = group["_session"].nunique() > 1
+    for (method, environ, session), g in group.groupby(["method", "environ", "_session"], sort=False, dropna=False):
         pairs = g["pair"].dropna().nunique()
         agg = g.groupby("size")[["goodput_GBps", "time_us", "time_us_p05", "time_us_p95"]].median()
-        label = method + (f" [{environ}]" if multi_env else "") + (f" (median of {pairs} pairs)" if pairs > 1 else "")
+        when = g["run_time"].min()
+        label = method + (f" [{environ}]" if multi_env else "") + (f" (median of {pairs} pairs)" if pairs > 1 else "") \
+            + (f" - run of {when:%Y-%m-%d %H:%M}" if multi_session and pd.notna(when) else "")
         color = COLORS.get(method) or next(extra)
         out.append((label, color, "-" if method in METHODS else "--", agg))
     order = {m: i for i, m in enumerate(METHODS)}
@@ -56,7 +88,7 @@ def _lines(group):
 def _save(fig, path):
     """PNG with a 256-colour palette: a third of the size, the same look."""
     buf = io.BytesIO()
-    fig.savefig(buf, format="png")
+    fig.savefig(buf, format="png", dpi=fig.dpi)
     plt.close(fig)
     image = Image.open(buf).convert("RGB")
     image.quantize(colors=256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE).save(path, optimize=True)
@@ -69,32 +101,59 @@ def _legend(ax):
 def _title(ax, where, op, group, what):
     dev = group["device_name"].dropna()
     ranks = group["nranks"].dropna()
+    runs = _sessions(group).nunique()
     sub = ", ".join(filter(None, [dev.iloc[0] if len(dev) else "",
-                                  f"{int(ranks.max())} ranks" if len(ranks) else ""]))
+                                  f"{int(ranks.max())} ranks" if len(ranks) else "",
+                                  f"{runs} runs (legend)" if runs > 1 else ""]))
     ax.set_title(f"{where} - {op} {what}" + (f"\n{sub}" if sub else ""), fontsize=10)
 
 
-def goodput_plot(where, op, group, path):
-    fig, ax = plt.subplots(figsize=(7.6, 4.2), dpi=100)
+def _goodput_lines(ax, group, paper=None, sizes=None):
     for label, color, style, g in _lines(group):
-        ax.plot(g.index, g["goodput_GBps"], style, marker="o", ms=3, lw=1.5, color=color, label=label)
+        if sizes is not None:
+            g = g[g.index >= sizes]
+        x, y, lo, hi = broken(g.index, g["goodput_GBps"], g["goodput_GBps"] * g["time_us"] / g["time_us_p95"],
+                              g["goodput_GBps"] * g["time_us"] / g["time_us_p05"])
+        ax.plot(x, y, style, marker="o", ms=3, lw=1.5, color=color, label=label)
         # the 5-95 % band of the per-iteration times, as goodput (goodput ~ 1 / time)
-        ax.fill_between(g.index, g["goodput_GBps"] * g["time_us"] / g["time_us_p95"],
-                        g["goodput_GBps"] * g["time_us"] / g["time_us_p05"], color=color, alpha=0.15, lw=0)
+        ax.fill_between(x, lo, hi, color=color, alpha=0.15, lw=0)
+    for (system, method, ranks), g in (paper.groupby(["paper_system", "method", "paper_ranks"])
+                                       if paper is not None and len(paper) else []):
+        if sizes is not None:
+            g = g[g["size"] >= sizes]
+        ax.plot(g["size"], g["paper_GBps"], color=COLORS.get(method, "#444"), lw=1, alpha=0.45,
+                dashes=PAPER_DASHES.get(system, (3, 3)), label=f"paper {system} {method} ({int(ranks)} ranks)")
+
+
+def goodput_plot(where, op, group, paper, path):
+    """Log-log goodput over every size, and beside it the top decade of sizes on a linear goodput
+    axis (where the methods part at a few percent); the paper's curves for the matching system as
+    faint dashed lines; the nominal limit dotted."""
+    fig, (ax, top) = plt.subplots(1, 2, figsize=(10.5, 4.4), dpi=DPI, gridspec_kw={"width_ratios": [2.2, 1]})
+    _goodput_lines(ax, group, paper)
+    top_from = group["size"].max() / 10
+    _goodput_lines(top, group, paper, sizes=top_from)
     nominal = group.dropna(subset=["nominal_GBps"]).groupby("nominal_GBps")
     for value, g in nominal:  # one dotted line per limit, named after the methods it limits
         methods = ", ".join(m for m in METHODS if m in set(g["method"])) if nominal.ngroups > 1 else ""
         src = g["nominal_source"].dropna()
         src = src.iloc[0] if len(src) and src.iloc[0] != "none" else ""
-        ax.axhline(value, color="black", ls=":", lw=1.2)
+        for a in (ax, top):
+            a.axhline(value, color="black", ls=":", lw=1.2)
         ax.annotate(f"nominal {value:.4g} GB/s" + (f" ({src})" if src else "") + (f": {methods}" if methods else ""),
                     (0.01, value), xycoords=("axes fraction", "data"), va="bottom", fontsize=7.5)
     ax.set_yscale("log")
     ax.set_ylabel("goodput (GB/s)")
-    _size_axis(ax, group["size"])
+    _size_axis(ax, group["size"], op)
     _title(ax, where, op, group, "goodput")
     ax.set_ylim(top=ax.get_ylim()[1] * 2)  # room for the nominal labels
-    _legend(ax)
+    sizes = group["size"][group["size"] >= top_from]
+    _size_axis(top, sizes, op)
+    top.set_xlabel("top decade of sizes")
+    top.set_ylim(bottom=0)
+    top.set_ylabel("goodput (GB/s, linear)")
+    top.set_title("top decade, linear", fontsize=9)
+    _legend(top)
     fig.tight_layout()
     _save(fig, path)
 
@@ -103,17 +162,18 @@ def latency_plot(where, op, group, max_size, path):
     small = group[group["size"] <= max_size]
     if small.empty:
         return False
-    fig, ax = plt.subplots(figsize=(7.6, 4.2), dpi=100)
+    fig, ax = plt.subplots(figsize=(7.6, 4.2), dpi=DPI)
     for label, color, style, g in _lines(small):
-        ax.plot(g.index, g["time_us"], style, marker="o", ms=3, lw=1.5, color=color, label=label)
-        ax.fill_between(g.index, g["time_us_p05"], g["time_us_p95"], color=color, alpha=0.15, lw=0)
+        x, y, lo, hi = broken(g.index, g["time_us"], g["time_us_p05"], g["time_us_p95"])
+        ax.plot(x, y, style, marker="o", ms=3, lw=1.5, color=color, label=label)
+        ax.fill_between(x, lo, hi, color=color, alpha=0.15, lw=0)
     span = small["time_us_p95"].max() / small["time_us_p05"].min()
     if span > 4:  # log only where the times span more than a factor of a few
         ax.set_yscale("log")
         ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:g}"))
         ax.yaxis.set_minor_formatter(FuncFormatter(lambda y, _: f"{y:g}" if f"{y:g}"[0] in "235" else ""))
     ax.set_ylabel("time (us, median; band 5-95 %)")
-    _size_axis(ax, small["size"])
+    _size_axis(ax, small["size"], op)
     _title(ax, where, op, small, f"latency up to {size_label(int(max_size))}")
     _legend(ax)
     fig.tight_layout()
@@ -136,25 +196,31 @@ def heatmap_plot(where, op, method, group, size, path):
     mat = g.pivot_table(index="src", columns="dst", values="goodput_GBps", aggfunc="median")
     key = lambda idx: [(0, int(x), "") if str(x).isdigit() else (1, 0, str(x)) for x in idx]  # noqa: E731
     mat = mat.sort_index(key=key).sort_index(axis=1, key=key)
-    fig, ax = plt.subplots(figsize=(1.6 + 0.75 * max(len(mat.columns), 3), 1.6 + 0.6 * max(len(mat), 3)), dpi=110)
-    im = ax.imshow(mat.values, cmap="viridis", aspect="auto")
+    fig, ax = plt.subplots(figsize=(1.6 + 0.75 * max(len(mat.columns), 3), 1.6 + 0.6 * max(len(mat), 3)), dpi=DPI)
+    # the colour scale starts at 0 and ends at the link's nominal limit where known: a spread of
+    # a few tenths of a GB/s is noise, not a difference to paint
+    nominal = pd.to_numeric(g["nominal_GBps"], errors="coerce").max()
+    top = nominal if pd.notna(nominal) and nominal >= np.nanmax(mat.values) else np.nanmax(mat.values)
+    im = ax.imshow(mat.values, cmap="viridis", aspect="auto", vmin=0, vmax=top)
     ax.set_xticks(range(len(mat.columns)), mat.columns)
     ax.set_yticks(range(len(mat.index)), mat.index)
-    ax.set_xlabel("to GPU")
-    ax.set_ylabel("from GPU")
+    unit = "rank" if method == "host" else "GPU"  # host runs move host memory between ranks
+    ax.set_xlabel(f"to {unit}")
+    ax.set_ylabel(f"from {unit}")
     norm = im.norm
     for (i, j), v in np.ndenumerate(mat.values):
         if np.isfinite(v):  # white on the dark half of viridis
             ax.text(j, i, f"{v:.3g}", ha="center", va="center", fontsize=8,
                     color="white" if norm(v) < 0.5 else "black")
-    fig.colorbar(im, ax=ax, label="goodput (GB/s)")
+    fig.colorbar(im, ax=ax, label="goodput (GB/s)" + (" (scale: 0 to nominal)" if top == nominal else " (from 0)"))
     ax.set_title(f"{where} - {op} {method}\ngoodput per pair at {size_label(int(size))}", fontsize=10)
     fig.tight_layout()
     _save(fig, path)
 
 
-def plots(cur, outdir, latency_max=64 << 10, heatmap_size=None):
-    """Every plot of this run's sweeps: ([(section title, [png paths])], [problems])."""
+def plots(cur, outdir, latency_max=64 << 10, heatmap_size=None, paper=None):
+    """Every plot of this run's sweeps: ([(section title, [png paths])], [problems]); ``paper``:
+    tables.paper_curves, drawn on the goodput plots."""
     sections, problems = [], []
 
     def attempt(name, draw, *args):
@@ -173,7 +239,10 @@ def plots(cur, outdir, latency_max=64 << 10, heatmap_size=None):
         group = group[(group["size"] > 0) & (group["goodput_GBps"] > 0)]
         if group.empty:
             continue
-        pngs = [attempt(f"goodput_{slug(system, partition, op)}.png", goodput_plot, where, op, group),
+        mine = None
+        if paper is not None and len(paper):
+            mine = paper[(paper["system"] == system) & (paper["partition"] == partition) & (paper["op"] == op)]
+        pngs = [attempt(f"goodput_{slug(system, partition, op)}.png", goodput_plot, where, op, group, mine),
                 attempt(f"latency_{slug(system, partition, op)}.png", latency_plot, where, op, group, latency_max)]
         for method, g in group.groupby("method"):
             pngs.append(attempt(f"pairs_{slug(system, partition, op, method)}.png", heatmap_plot,
@@ -192,6 +261,8 @@ td.regressed,td.ref-fail,td.fail{background:#f8c9c4}td.improved{background:#cdec
 pre{background:#f6f6f6;padding:.6em;font-size:12px;white-space:pre-wrap}
 pre.FAIL{border-left:4px solid #c0392b}pre.PASS{border-left:4px solid #27ae60}
 .note{color:#666;font-size:12px}
+.verdict{font-size:1.3em;font-weight:bold;padding:.4em .6em}.verdict.PASS{background:#d5f0d5}
+.verdict.FAIL{background:#f8c9c4}
 """
 
 
@@ -211,9 +282,13 @@ def _table(df, index=False, limit=None):
 
 
 def _img(path):
+    """The PNG at half its pixel size: drawn at 2x (DPI), sharp on a high-density screen."""
     with open(path, "rb") as fp:
-        data = base64.b64encode(fp.read()).decode()
-    return f'<img alt="{html.escape(os.path.basename(path))}" src="data:image/png;base64,{data}">'
+        raw = fp.read()
+    width = Image.open(io.BytesIO(raw)).size[0] * 100 // DPI
+    data = base64.b64encode(raw).decode()
+    return (f'<img alt="{html.escape(os.path.basename(path))}" width="{width}" '
+            f'src="data:image/png;base64,{data}">')
 
 
 def _csv_link(path):
@@ -223,20 +298,30 @@ def _csv_link(path):
     return f'<a download="{name}" href="data:text/csv;base64,{data}">{name}</a>'
 
 
-def page(path, *, title, health_text, plot_sections, tables, csv_files, problems, files):
-    """tables: [(heading, html, note)]."""
-    status = "FAIL" if health_text.startswith("gpucomm health: FAIL") else "PASS"
+def page(path, *, title, health_text, plot_sections, tables, csv_files, problems, files, paper_line="",
+         lead=0):
+    """tables: [(heading, html, note)]; the first ``lead`` of them come before the plots."""
+    status = "PASS" if health_text.startswith("gpucomm health: PASS") else "FAIL"
+    verdict = health_text.split("\n", 1)[0].replace("gpucomm health: ", "")
     parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
              f"<style>{CSS}</style></head><body><h1>{html.escape(title)}</h1>",
+             f'<p class="verdict {status}">Verdict (ReFrame\'s): {html.escape(verdict)}</p>',
              f'<h2>Health</h2><pre class="{status}">{html.escape(health_text)}</pre>']
+    if paper_line:
+        parts.append(f'<p class="note">{html.escape(paper_line)}</p>')
     if problems:
         parts.append("<h2>Input problems</h2><ul>" +
                      "".join(f"<li>{html.escape(p)}</li>" for p in problems) + "</ul>")
-    for heading, pngs in plot_sections:
-        parts.append(f"<h2>{html.escape(heading)}</h2><div class='plots'>" + "".join(map(_img, pngs)) + "</div>")
-    for heading, body, note in tables:
+    def table(heading, body, note):
         parts.append(f"<h2>{html.escape(heading)}</h2>" + (f'<p class="note">{html.escape(note)}</p>' if note else "")
                      + body)
+
+    for t in tables[:lead]:
+        table(*t)
+    for heading, pngs in plot_sections:
+        parts.append(f"<h2>{html.escape(heading)}</h2><div class='plots'>" + "".join(map(_img, pngs)) + "</div>")
+    for t in tables[lead:]:
+        table(*t)
     parts.append("<h2>Data</h2><p>CSV (embedded): " + " &middot; ".join(map(_csv_link, csv_files)) + "</p>")
     kinds = pd.Series([k for _, k, _ in files]).value_counts()
     parts.append(f'<p class="note">{len(files)} input files read: '

@@ -67,7 +67,7 @@ def vs_paper(cur, paper, mapping=(), stat="median"):
     """This run's goodput against the paper's at every point both have: ratio = ours / paper."""
     cols = ["system", "partition", "op", "method", "pair", "size", "size_label", "nranks", "nodes",
             "goodput_GBps", "paper_system", "paper_figure", "paper_ranks", "paper_pair",
-            "paper_GBps", "ratio"]
+            "paper_GBps", "ratio", "comparable", "note"]
     ours = cur[cur["method"].isin(PAPER_METHODS) & cur["op"].isin(PAPER_OPS)].copy()
     if paper is None or ours.empty:
         return pd.DataFrame(columns=cols)
@@ -84,11 +84,44 @@ def vs_paper(cur, paper, mapping=(), stat="median"):
     # a paper point of one GPU pair (LUMI, Fig. 4) only lines up with the same pair of ours
     m = m[m["paper_pair"].isna() | (m["paper_pair"].astype(str) == m["pair"].astype(str))]
     m = m.assign(size_label=m["size"].map(size_label), ratio=m["goodput_GBps"] / m["paper_GBps"])
+    # a ratio across different rank counts (our 2 local ranks against LUMI's 8 GCDs) is no like for like
+    same = pd.to_numeric(m["nranks"], errors="coerce") == pd.to_numeric(m["paper_ranks"], errors="coerce")
+    m["comparable"] = same
+    m["note"] = [("" if ok else f"ranks differ: this run {_int(n)}, paper {_int(p)}")
+                 for ok, n, p in zip(same, m["nranks"], m["paper_ranks"])]
     return m[cols].sort_values(["system", "partition", "op", "method", "size", "paper_system"])
 
 
+def _int(x):
+    return str(int(x)) if pd.notna(x) else "?"
+
+
+def paper_curves(cur, paper, mapping=(), stat="median"):
+    """The paper's goodput curves that match this run's plots: per (system, partition, op, method)
+    of ours, every matching paper system's pair-less points at the same node count (GB/s)."""
+    cols = ["system", "partition", "op", "method", "paper_system", "paper_ranks", "size", "paper_GBps"]
+    if paper is None or cur.empty:
+        return pd.DataFrame(columns=cols)
+    ours = cur[cur["method"].isin(PAPER_METHODS) & cur["op"].isin(PAPER_OPS)]
+    ours = ours.assign(nodes=pd.to_numeric(ours["nodes"], errors="coerce").fillna(1).astype(int))
+    ours = ours[["system", "partition", "op", "method", "nodes"]].drop_duplicates()
+    ours = ours.assign(operation=ours["op"].map(PAPER_OPS), paper_method=ours["method"].map(PAPER_METHODS))
+    ref = paper[paper["gpu_pair"].isna()].rename(columns={"system": "paper_system", "method": "paper_method",
+                                                         "ranks": "paper_ranks", "size_bytes": "size"})
+    ref = ref.assign(paper_GBps=ref[f"goodput_gbps_{stat}"] / 8)
+    m = ours.merge(ref, on=["operation", "paper_method", "nodes"])
+    want = [_paper_system_for(s, p, mapping) for s, p in zip(m["system"], m["partition"])]
+    m = m[pd.Series([w is None or w == ps for w, ps in zip(want, m["paper_system"])], index=m.index, dtype=bool)]
+    m = m.drop_duplicates(["system", "partition", "op", "method", "paper_system", "paper_ranks", "size"])
+    return m[cols].sort_values(["system", "partition", "op", "method", "paper_system", "size"])
+
+
 def paper_pivot(table):
-    """One row per (partition, op, method, size): ours, then paper GB/s and ratio per paper system."""
+    """One row per (partition, op, method, size): ours, then paper GB/s and ratio per paper system;
+    only points of the same rank count (the headline: like for like)."""
+    if table.empty:
+        return table
+    table = table[table["comparable"].astype(bool)]
     if table.empty:
         return table
     t = table.assign(where=table["system"] + ":" + table["partition"])
@@ -149,6 +182,45 @@ def vs_native(cur):
                        goodput_ratio=lambda d: d["goodput_GBps"] / d["tool_goodput_GBps"],
                        busbw_ratio=lambda d: d["busbw_GBps"] / d["tool_busbw_GBps"])
     return m[cols].sort_values(["system", "partition", "op", "tool", "method", "size"])
+
+
+#: a native tool's operation -> ours where the names differ (nccl-tests sendrecv: both ranks send
+#: at once, beside our ping-pong, as bench/side_by_side.py pairs them)
+NATIVE_OPS = {"sendrecv": "pingpong"}
+#: native tools whose layout differs from our checks' (one process driving every GPU)
+NATIVE_LAYOUT = {"nccl-tests-g": "one process, every GPU (-g)", "nccl-tests": "", "osu-xccl": ""}
+
+
+def vs_native_perf(perf, cases):
+    """This run's perf variables against the native tools' (OSU, nccl-tests checks) of the same
+    op and point: ratio = ours / tool (latency: above 1 is slower)."""
+    cols = ["system", "partition", "op", "var", "method", "test", "value", "unit", "tool", "tool_test",
+            "tool_value", "ratio", "note"]
+    cur_cases = newest(cases, CASE_KEY)
+    if perf.empty or cur_cases.empty:
+        return pd.DataFrame(columns=cols)
+    cur = perf.merge(cur_cases[CASE_KEY + ["time"]], on=CASE_KEY + ["time"])
+    native = cur[cur["tool"].notna()]
+    ours = cur[cur["tool"].isna()].drop(columns=["tool"])
+    if native.empty or ours.empty:
+        return pd.DataFrame(columns=cols)
+    # the health check's variables carry their method: ccl_goodput_1MiB
+    split = ours["var"].str.extract(r"^(" + "|".join(METHODS) + r")_(.+)$")
+    has = split[0].notna()
+    ours.loc[has, "method"] = split.loc[has, 0]
+    ours.loc[has, "var"] = split.loc[has, 1]
+    native = native.assign(op=native["op"].map(lambda o: NATIVE_OPS.get(o, o)))
+    key = ["system", "partition", "op", "var"]
+    tool = native[key + ["tool", "test", "value", "nranks"]].rename(
+        columns={"test": "tool_test", "value": "tool_value", "nranks": "tool_nranks"})
+    m = ours.merge(tool, on=key)
+    keep = [meth in NATIVE_PAIRS.get(t, METHODS) for meth, t in zip(m["method"], m["tool"])]
+    m = m[pd.Series(keep, index=m.index, dtype=bool)]
+    m = m.assign(ratio=m["value"] / m["tool_value"],
+                 note=[", ".join(filter(None, [NATIVE_LAYOUT.get(t, ""),
+                                               "both ranks send at once" if "sendrecv" in str(tt) else ""]))
+                       for t, tt in zip(m["tool"], m["tool_test"])])
+    return m[cols].sort_values(["system", "partition", "op", "method", "var", "tool"]).reset_index(drop=True)
 
 
 def parse_tolerances(items, default=None):

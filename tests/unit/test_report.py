@@ -431,11 +431,11 @@ def test_cli_entry_point(tmp_path):
     assert proc.stdout.startswith("gpucomm health: PASS")
 
 
-@pytest.mark.skipif(not shutil.which("chromium"), reason="chromium not installed")
+@pytest.mark.chromium
 def test_html_renders_headless(tmp_path, capsys):
     report([DEVICE, "-o", tmp_path, "-q", "--paper", "none"], capsys)
     shot = tmp_path / "shot.png"
-    subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--window-size=1400,2000",
+    subprocess.run([shutil.which("chromium") or shutil.which("chromium-browser"), "--headless", "--no-sandbox", "--disable-gpu", "--window-size=1400,2000",
                     f"--screenshot={shot}", (tmp_path / "index.html").as_uri()],
                    capture_output=True, timeout=120)
     assert shot.stat().st_size > 50000  # a page with its plots, not a blank one

@@ -99,3 +99,18 @@ def test_bad_databases(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("RFM_ENABLE_RESULTS_STORAGE", "y")
     code, _, err = report(["--stored-sessions", "-o", tmp_path / "r", "-q"], capsys)
     assert code == constants.EXIT_BAD_INPUT and "nothing usable found" in err
+
+
+def test_real_dry_run(tmp_path, capsys):
+    """ReFrame 4.10's --dry-run: its report and its perflog lines ('pass', no job, no value) are a
+    dry run, exit 8, never a healthy night."""
+    (tmp_path / "tiny.py").write_text(TINY)
+    env = clean_env(RFM_SAVE_LOG_FILES="n")
+    proc = subprocess.run([sys.executable, "-c", MAIN, "-c", tmp_path / "tiny.py", "--dry-run", "--prefix",
+                           tmp_path / "rfm", "--report-file", tmp_path / "dry.json"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    for inputs in ([tmp_path / "dry.json"], [tmp_path / "rfm" / "perflogs"]):
+        code, out, _ = report([*inputs, "-o", tmp_path / "r", "-q", "--paper", "none"], capsys)
+        assert code == constants.EXIT_REPORT_DRY_RUN and out.startswith("gpucomm health: DRY RUN"), out
+        assert "PASS" not in out

@@ -269,10 +269,14 @@ def compare(perf, cases, tolerances=(None, ()), window=5):
         return pd.DataFrame(columns=cols)
     cur = perf.merge(cur_cases[CASE_KEY + ["time"]], on=CASE_KEY + ["time"])
     cur = cur.drop_duplicates(CASE_KEY + ["var"], keep="last")
-    hist = perf[["var", "value", "time", "result"] + CASE_KEY].rename(columns={"value": "old", "time": "old_time"})
+    hist = perf[["var", "value", "time", "result", "session"] + CASE_KEY].rename(
+        columns={"value": "old", "time": "old_time", "session": "old_session"})
     hist = hist[hist["result"] != "skip"].drop(columns="result")
-    m = cur[CASE_KEY + ["var", "time"]].merge(hist, on=CASE_KEY + ["var"])
-    m = m[m["old_time"] < m["time"] - 1].sort_values("old_time")
+    m = cur[CASE_KEY + ["var", "time", "session"]].merge(hist, on=CASE_KEY + ["var"])
+    # an earlier run: another session, or (a perflog line has none) more than a second older
+    known = m["session"].notna() & m["old_session"].notna()
+    m = m[(m["old_time"] < m["time"]) & ((known & (m["session"] != m["old_session"])) | (m["old_time"] < m["time"] - 1))]
+    m = m.sort_values("old_time")
     base = m.groupby(CASE_KEY + ["var"]).tail(window).groupby(CASE_KEY + ["var"])["old"] \
         .agg(baseline="median", runs="size").reset_index()
     cur = cur.merge(base, on=CASE_KEY + ["var"], how="left")
@@ -361,7 +365,7 @@ def health(cases, comparison, window=5, sessions=None):
             entry = per_node.setdefault((node, f"{case['system']}:{case['partition']}"), [0, []])
             entry[0] += 1
             entry[1] += [f"{case['test']} [{case['environ']}]: {w}" for w in why]
-    for (node, where), (n, why) in sorted(per_node.items()):
+    for (node, where), (n, why) in sorted(per_node.items()) if status in (PASS, FAIL) else ():
         lines.append(f"{'FAIL' if why else 'PASS'}  {node}  {where}  {n} test cases"
                      + (f", {len(why)} problems" if why else ""))
         lines += [f"      {w}" for w in why]

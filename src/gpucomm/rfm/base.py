@@ -8,8 +8,11 @@ that requires every size to be validated, and perf variables read from the paylo
 The pipeline is one hook per stage, each calling named steps that a subclass extends with
 ``super()`` rather than replacing hooks:
 
-* init: ``requirements()`` -> valid_systems / valid_prog_environs, ``description()``;
-* setup: ``check_variables()``, ``set_tasks()``, ``skip_reason()`` (rfm.availability),
+* init: ``requirements()`` -> valid_systems / valid_prog_environs (rfm.availability.selection:
+  the partitions of gpucomm's configuration with the features, every environment),
+  ``description()``;
+* setup: ``check_variables()``, ``set_tasks()``, ``environment_error()`` (no MPI: a failure),
+  ``skip_reason()`` (rfm.availability: a SKIP with the reason),
   ``request_gpus()``, ``command()`` -> executable and options, ``set_references()``;
 * sanity: ``sanity_ok()``; performance: ``perf_functions()``.
 """
@@ -27,7 +30,7 @@ from ..constants import (ANY_PLACEMENT, CCL, COLLECTIVES, HOST, METHOD_REQUIREME
 from ..contract import PERF_POINTS, RESULTS_FILE
 from ..errors import GpucommError
 from ..sizes import parse_sizes
-from .availability import gpus_per_node, unavailable
+from .availability import gpus_per_node, missing_mpi, selection, unavailable
 from .mixins import NCCL_DEBUG_GLOB, MultiNode, SiteOptions
 from .sanity import ccl_net_ok, payload_ok, placement_ok, point_value, preflight_ok
 
@@ -71,7 +74,8 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
 
     @run_after("init")
     def init_check(self):
-        self.valid_systems, self.valid_prog_environs = self.requirements()
+        self.needs = self.requirements()
+        self.valid_systems, self.valid_prog_environs = selection(self.needs[0])
         self.descr = self.description()
         self.tags |= self.more_tags()
         self.keep_files = [RESULTS_FILE]
@@ -80,6 +84,9 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
     def setup_check(self):
         self.check_variables()
         self.set_tasks()
+        error = self.environment_error()
+        if error:
+            raise ReframeError(error)
         reason = self.skip_reason()
         self.skip_if(reason is not None, reason or "")
         self.request_gpus()
@@ -98,7 +105,9 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
     # ------------------------------------------------------------------ init steps
 
     def requirements(self):
-        """(valid_systems, valid_prog_environs) of the method (constants.METHOD_REQUIREMENTS)."""
+        """(partition feature specs, environment feature specs) of the method
+        (constants.METHOD_REQUIREMENTS): the partition's select, the environment's are checked
+        at setup (a SKIP naming what is missing)."""
         systems, environs = METHOD_REQUIREMENTS[self.method]
         return list(systems), list(environs)
 
@@ -145,13 +154,17 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
         self.num_tasks = per_node * self.num_nodes
         self.num_tasks_per_node = self.num_tasks if self.emulated else per_node
 
+    def environment_error(self):
+        """Why nothing at all can run in this environment (no MPI), or None: a failure."""
+        return missing_mpi(self.current_environ, self.needs[1])
+
     def skip_reason(self):
         """Why this check cannot run in this partition/environment, or None."""
         if not self.all_gpus and self.ranks_per_node == 0 and self.num_nodes > 2:
             return f"{self.op} is one pair of ranks: 1 or 2 nodes, not {self.num_nodes}"
         return self.node_count_reason() or unavailable(
             self.method, self.op, self.current_partition, self.current_environ,
-            self.num_tasks_per_node, self.multi_node)
+            self.num_tasks_per_node, self.multi_node, self.needs)
 
     def request_gpus(self):
         # becomes the partition's '_rfm_gpu' resource (e.g. --gpus-per-node) under Slurm

@@ -1,0 +1,88 @@
+"""Which checks a run selects, and that a run which can test nothing says so (issue 18):
+ReFrame without gpucomm's configuration fails with the line that loads it; a GPU partition
+whose environment lacks CuPy or NCCL skips the GPU checks with the reason instead of losing them
+at selection; an environment without MPI fails."""
+
+import subprocess
+import sys
+
+from reframe_helpers import _MAIN, CONFIG, REPO, clean_env, reframe, report_cases
+
+ROOT_OK = dict(OMPI_ALLOW_RUN_AS_ROOT=1, OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1)
+
+
+def bare_reframe(*args, env=None):
+    """ReFrame as the user's card runs it: no -C."""
+    cmd = [sys.executable, "-c", _MAIN, *map(str, args)]
+    return subprocess.run(cmd, cwd=REPO, env=env or clean_env(), timeout=300, text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+
+
+def test_without_the_configuration_the_run_fails_saying_how_to_load_it(tmp_path):
+    run = bare_reframe("-c", "checks/", "-r", "--prefix", tmp_path)
+    assert run.returncode != 0, run.stdout[-3000:]
+    assert "PASSED" not in run.stdout
+    assert "Ran 1/1 test case(s)" in run.stdout and "1 failure(s)" in run.stdout
+    assert f"export RFM_CONFIG_FILES={CONFIG}" in run.stdout
+
+
+def test_env_sh_loads_the_configuration_for_the_cards_form(tmp_path):
+    out = subprocess.run(["bash", "-c", f". {REPO}/env.sh && echo $RFM_CONFIG_FILES"], cwd=tmp_path,
+                         env=clean_env(), text=True, stdout=subprocess.PIPE, check=True).stdout
+    assert out.strip() == str(CONFIG)
+    run = bare_reframe("-c", "checks/", "-l", "--prefix", tmp_path,
+                       env=clean_env(RFM_CONFIG_FILES=out.strip()))
+    assert run.returncode == 0, run.stdout[-3000:]
+    assert "- PingPongCheck %method=host" in run.stdout
+    assert "GpucommConfigCheck" not in run.stdout  # the guard only where the config is missing
+
+
+FAKE_LOCAL = """
+import runpy
+import gpucomm.site.probe as probe
+_real = probe.node_info
+def _node_info():
+    info = _real()
+    info.update({patch!r})
+    return info
+probe.node_info = _node_info
+site_configuration = runpy.run_path({config!r})["site_configuration"]
+"""
+
+#: a node whose probe finds 2 GPUs (the partition's features say gpu) but no CuPy
+GPU_NO_CUPY = {"gpu_vendor": "nvidia", "gpu_count": 2, "gpu_model": "NVIDIA H200",
+               "gpu_slug": "h200", "cupy": None}
+
+
+def fake_local(tmp_path, patch):
+    path = tmp_path / "fake_settings.py"
+    path.write_text(FAKE_LOCAL.format(patch=patch, config=str(CONFIG)))
+    return path
+
+
+def test_gpu_partition_without_cupy_skips_the_gpu_checks_with_the_reason(tmp_path):
+    report = tmp_path / "report.json"
+    run = bare_reframe("-C", fake_local(tmp_path, GPU_NO_CUPY), "-c", "checks/pingpong.py", "-r",
+                       "--prefix", tmp_path / "p", "--report-file", report, "-S", "sizes=8",
+                       "-S", "iters=10", env=clean_env(**ROOT_OK))
+    cases = {c["display_name"].split(" /")[0]: c for c in report_cases(report)}
+    assert sorted(cases) == [f"PingPongCheck %method={m}" for m in
+                             sorted(["host", "staging", "gpu-aware-mpi", "ipc-copy", "ccl"])], run.stdout[-3000:]
+    for method, lacks in (("staging", "cupy"), ("ipc-copy", "cupy"),
+                          ("gpu-aware-mpi", "gpu-aware-mpi, cupy"), ("ccl", "cupy, nccl")):
+        assert cases[f"PingPongCheck %method={method}"]["result"] == "skip"
+        # ReFrame prints a skip's reason on its SKIP line (its report keeps none)
+        (line,) = [ln for ln in run.stdout.splitlines() if "SKIP" in ln and f"%method={method} " in ln]
+        assert f"[environment default lacks {lacks} ({method} needs " in line, line
+    assert cases["PingPongCheck %method=host"]["result"] == "pass", run.stdout[-3000:]
+
+
+def test_environment_without_mpi_fails_instead_of_a_green_empty_run(tmp_path):
+    report = tmp_path / "report.json"
+    no_mpi = {"mpi": {"mpirun": None, "version": None, "openmpi": False}}
+    run = bare_reframe("-C", fake_local(tmp_path, no_mpi), "-c", "checks/", "-r", "--prefix", tmp_path / "p",
+                       "--report-file", report)
+    assert run.returncode != 0, run.stdout[-3000:]
+    cases = report_cases(report)
+    assert cases and all(c["result"] == "fail" for c in cases)
+    assert all("environment default has no MPI" in c["fail_reason"] for c in cases)

@@ -22,6 +22,7 @@ import sys
 
 import reframe as rfm
 import reframe.utility.sanity as sn
+import reframe.utility.typecheck as typ
 from reframe.core.builtins import run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import ReframeError
 
@@ -61,10 +62,10 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
     #: the collectives, or 2 on a node without GPUs)
     ranks_per_node = variable(int, value=0)
     #: whether the default is every GPU of the node (collectives) or a pair (ping-pong)
-    all_gpus = variable(bool, value=False)
+    all_gpus = variable(typ.Bool, value=False)
     #: run ``gpucomm preflight`` in the job script before the launch (site.preflight): a
     #: missing interpreter, mpi4py, GTL, cupy or NCCL/RCCL ends the job in one line
-    preflight = variable(bool, value=True)
+    preflight = variable(typ.Bool, value=True)
     num_tasks = 2
     time_limit = "10m"
     tags = {"gpucomm"}

@@ -6,6 +6,8 @@ at selection; an environment without MPI fails."""
 import subprocess
 import sys
 
+import pytest
+
 from reframe_helpers import _MAIN, CONFIG, REPO, clean_env, reframe, report_cases
 
 ROOT_OK = dict(OMPI_ALLOW_RUN_AS_ROOT=1, OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1)
@@ -86,3 +88,83 @@ def test_environment_without_mpi_fails_instead_of_a_green_empty_run(tmp_path):
     cases = report_cases(report)
     assert cases and all(c["result"] == "fail" for c in cases)
     assert all("environment default has no MPI" in c["fail_reason"] for c in cases)
+
+
+# -- bad -S values fail the run with the reason (never a silent 0/0 or a skip) ----------------
+
+def fake_gpu_run(tmp_path, *args):
+    """A dry run on the fake GPU partition (every GPU check selected): its test cases, stdout."""
+    report = tmp_path / "report.json"
+    run = bare_reframe("-C", fake_local(tmp_path, GPU_NO_CUPY), *args, "--dry-run",
+                       "--prefix", tmp_path / "p", "--report-file", report, env=clean_env(**ROOT_OK))
+    return run, report_cases(report) if report.exists() else []
+
+
+def test_max_nodes_below_two_fails_the_scaling_checks(tmp_path):
+    run, cases = fake_gpu_run(tmp_path, "-c", "checks/internode.py", "-n", "ScalingCheck",
+                              "-S", "max_nodes=-3")
+    assert run.returncode != 0, run.stdout[-3000:]
+    assert len(cases) == 4  # all-to-all, all-reduce x ccl, gpu-aware-mpi: their 2-node variant
+    for case in cases:
+        assert case["result"] == "fail" and "-S max_nodes=-3: must be >= 2" in case["fail_reason"]
+
+
+def test_max_nodes_still_limits_the_generated_counts(tmp_path):
+    run, cases = fake_gpu_run(tmp_path, "-c", "checks/internode.py", "-n", "AllReduceScalingCheck%method=ccl",
+                              "-S", "max_nodes=4")
+    assert sorted(c["num_nodes"] for c in cases) == [2, 4], run.stdout[-3000:]
+
+
+def test_unknown_health_method_fails_instead_of_skipping(tmp_path):
+    report = tmp_path / "report.json"
+    run = reframe("-c", "checks/health.py", "-r", "-S", "methods=banana", "--prefix", tmp_path,
+                  "--report-file", report, env=clean_env(**ROOT_OK))
+    assert run.returncode != 0
+    cases = report_cases(report)
+    assert len(cases) == 3 and all(c["result"] == "fail" for c in cases)
+    assert all("-S methods=banana: unknown banana" in c["fail_reason"] for c in cases)
+
+
+@pytest.mark.parametrize("setvar, reason", [
+    ("sizes=1:banana", "-S sizes=1:banana"),
+    ("iters=-5", "-S iters=-5: must be >= 0"),
+    ("budget=-1", "-S budget=-1.0: must be >= 0"),
+    ("budget=inf", "-S budget=inf: must be a finite number"),
+    ("graph=maybe", "-S graph=maybe: choose auto, on or off"),
+    ("placement=next-door", "-S placement=next-door: choose any"),
+    ("num_nodes=0", "-S num_nodes=0: must be >= 1"),
+    ("service_level=-5", "-S service_level=-5: an InfiniBand service level is 0 to 15"),
+    ("service_level=3", "-S service_level=3: partition local:cpu has no InfiniBand service level"),
+    ("PairMatrixCheck.perf_sizes=big", "-S perf_sizes=big"),
+])
+def test_bad_setvar_fails_every_selected_check(tmp_path, setvar, reason):
+    report = tmp_path / "report.json"
+    run = reframe("-c", "checks/pingpong.py", "-c", "checks/pairmatrix.py", "-n", "%method=host",
+                  "--dry-run", "-S", setvar, "--prefix", tmp_path, "--report-file", report,
+                  env=clean_env(**ROOT_OK))
+    assert run.returncode != 0, run.stdout[-2000:]
+    cases = [c for c in report_cases(report) if c["result"] == "fail"]
+    assert cases and all(reason in c["fail_reason"] for c in cases), [c["fail_reason"] for c in cases]
+
+
+def test_bad_boolean_or_typed_setvar_stops_the_run(tmp_path):
+    run = reframe("-c", "checks/pingpong.py", "-l", "-S", "preflight=banana", "--prefix", tmp_path)
+    assert run.returncode != 0 and "cannot convert 'banana' to bool" in run.stdout
+
+
+def test_boolean_setvar_n_means_false(tmp_path):
+    run = reframe("-c", "checks/pingpong.py", "-n", "^PingPongCheck%method=host", "--describe",
+                  "-S", "preflight=n", "-S", "emulate_nodes=n", "-S", "paper_tuning=n", "--prefix", tmp_path)
+    assert run.returncode == 0, run.stdout[-2000:]
+    for name in ("preflight", "emulate_nodes", "paper_tuning"):
+        assert f'"{name}": false' in run.stdout
+
+
+def test_tool_dir_that_does_not_exist_fails(tmp_path):
+    report = tmp_path / "report.json"
+    run = reframe("-c", "checks/native.py", "-n", "OsuCheck%bench=osu_latency%buffers=host", "--dry-run",
+                  "-S", "tool_dir=/nonexistent/osu", "--prefix", tmp_path, "--report-file", report,
+                  env=clean_env(**ROOT_OK))
+    assert run.returncode != 0
+    (case,) = report_cases(report)
+    assert case["result"] == "fail" and "-S tool_dir=/nonexistent/osu: no such directory" in case["fail_reason"]

@@ -17,6 +17,7 @@ The pipeline is one hook per stage, each calling named steps that a subclass ext
 * sanity: ``sanity_ok()``; performance: ``perf_functions()``.
 """
 
+import math
 import os
 import sys
 
@@ -139,6 +140,8 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
                           ("ranks_per_node", 0), ("num_nodes", 1)):
             if not getattr(self, name) >= low:  # NaN fails too
                 raise ReframeError(f"-S {name}={getattr(self, name)}: must be >= {low}")
+        if not math.isfinite(self.budget):
+            raise ReframeError(f"-S budget={self.budget}: must be a finite number of seconds (0: no budget)")
         if self.graph not in ("auto", "on", "off"):
             raise ReframeError(f"-S graph={self.graph}: choose auto, on or off")
         self.check_service_level()

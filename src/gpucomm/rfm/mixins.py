@@ -109,7 +109,11 @@ class SiteOptions(RegressionTestPlugin):
                                 self.site_method())
 
     def check_service_level(self):
-        """A one-line error for -S service_level on a partition without one."""
+        """A one-line error for -S service_level out of InfiniBand's 0-15 (-1: the fabric's
+        default) or on a partition without one."""
+        if not -1 <= self.service_level <= 15:
+            raise ReframeError(f"-S service_level={self.service_level}: an InfiniBand service level "
+                               "is 0 to 15 (-1: the fabric's default)")
         if self.service_level >= 0 and not self.current_partition.extras.get(Extras.SERVICE_LEVEL_VARS):
             raise ReframeError(f"-S service_level={self.service_level}: partition "
                                f"{self.current_partition.fullname} has no InfiniBand service level "

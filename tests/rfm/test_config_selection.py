@@ -168,3 +168,41 @@ def test_tool_dir_that_does_not_exist_fails(tmp_path):
     assert run.returncode != 0
     (case,) = report_cases(report)
     assert case["result"] == "fail" and "-S tool_dir=/nonexistent/osu: no such directory" in case["fail_reason"]
+
+
+# -- names ------------------------------------------------------------------------------------
+
+def readme_name_filters():
+    """Every ``-n PATTERN`` example of the README (inline code), with the check class it names."""
+    import re
+    text = (REPO / "README.md").read_text()
+    found = []
+    for pattern in re.findall(r"`[^`]*?-n '?([^'` ]+)'?[^`]*`", text):
+        found.append((pattern, re.match(r"\^?\(?([A-Za-z]+)", pattern).group(1)))
+    return found
+
+
+def test_readme_name_filters_select_exactly_the_named_check(tmp_path):
+    filters = readme_name_filters()
+    assert ("^PingPongCheck", "PingPongCheck") in filters
+    config = fake_local(tmp_path, GPU_NO_CUPY)  # a GPU partition: every variant is listed
+    for pattern, cls in filters:
+        run = bare_reframe("-C", config, "-c", "checks/", "-l", "-n", pattern, "--prefix", tmp_path)
+        listed = [ln.split()[1] for ln in run.stdout.splitlines() if ln.startswith("- ")]
+        assert listed and set(listed) == {cls}, (pattern, listed)
+
+
+def test_description_and_maintainers_say_what_runs(tmp_path):
+    report = tmp_path / "report.json"
+    run = reframe("-c", "checks/internode.py", "-c", "checks/pingpong.py", "--dry-run",
+                  "-n", "MultiPingPongCheck%method=host%pairs=all|^PingPongCheck%method=host",
+                  "-S", "emulate_nodes=y", "--prefix", tmp_path, "--report-file", report,
+                  env=clean_env(**ROOT_OK))
+    assert run.returncode == 0, run.stdout[-2000:]
+    cases = {c["display_name"].split(" %")[0]: c for c in report_cases(report)}
+    multi = cases["MultiPingPongCheck"]
+    assert multi["num_tasks"] == 4
+    assert multi["descr"].startswith("multi-pingpong with host (4 ranks: 2 nodes x 2, emulated on one node)")
+    assert cases["PingPongCheck"]["descr"].startswith("pingpong with host (2 ranks)")
+    from gpucomm.rfm.base import contact
+    assert "@" in contact() and cases["PingPongCheck"]["maintainers"] == [contact()]

@@ -37,6 +37,26 @@ from .mixins import NCCL_DEBUG_GLOB, MultiNode, SiteOptions
 from .sanity import ccl_net_ok, payload_ok, placement_ok, point_value, preflight_ok
 
 
+def contact():
+    """The project's maintainers as 'name <email>' (pyproject.toml's maintainers, through the
+    installed package's metadata; a source checkout without metadata reads pyproject.toml)."""
+    from importlib import metadata
+    try:
+        said = metadata.metadata("gpucomm").get_all("Maintainer-email") or []
+    except metadata.PackageNotFoundError:
+        said = []
+    if said:
+        return ", ".join(said)
+    path = os.path.join(os.path.dirname(__file__), os.pardir, os.pardir, os.pardir, "pyproject.toml")
+    try:
+        import tomllib
+        with open(path, "rb") as fp:
+            people = tomllib.load(fp)["project"]["maintainers"]
+        return ", ".join(f"{p['name']} <{p['email']}>" for p in people)
+    except (ImportError, OSError, KeyError):
+        return "gpucomm"
+
+
 class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
     """Base of every payload check.  Subclasses set ``op`` and a ``method`` parameter."""
 
@@ -70,7 +90,7 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
     num_tasks = 2
     time_limit = "10m"
     tags = {"gpucomm"}
-    maintainers = ["gpucomm"]
+    maintainers = [contact()]
 
     # ------------------------------------------------------------------ the stages
 
@@ -93,6 +113,7 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
         self.skip_if(reason is not None, reason or "")
         self.request_gpus()
         self.executable, self.executable_opts = self.command()
+        self.descr += f" ({self.ranks_text()})"
         self.set_references()
         self.note_missing_reference()
 
@@ -114,7 +135,15 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
         return list(systems), list(environs)
 
     def description(self):
-        return f"{self.op} with {self.method} ({self.num_tasks} ranks)"
+        """What the check runs; setup adds the ranks (ranks_text), known once the partition is."""
+        return f"{self.op} with {self.method}"
+
+    def ranks_text(self):
+        """'2 ranks', '4 ranks: 2 nodes x 2' (', emulated on one node'): the job's layout."""
+        if self.num_nodes <= 1:
+            return f"{self.num_tasks} ranks"
+        text = f"{self.num_tasks} ranks: {self.num_nodes} nodes x {self.num_tasks // self.num_nodes}"
+        return text + (", emulated on one node" if self.emulated else "")
 
     def more_tags(self):
         return {self.op, self.method}

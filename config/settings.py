@@ -49,6 +49,9 @@ for _system in site_configuration["systems"]:
 # run modes shared by every system (health, acceptance, paper): config/modes.py
 if os.path.exists(os.path.join(_HERE, "modes.py")):
     site_configuration["modes"] += _load(os.path.join(_HERE, "modes.py")).get("modes", [])
+# results storage and the performance log, for every system: config/results.py
+for _key, _value in _load(os.path.join(_HERE, "results.py")).items():
+    site_configuration[_key] = _value
 for _key in ("modes", "general"):
     if not site_configuration[_key]:
         del site_configuration[_key]

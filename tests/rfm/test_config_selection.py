@@ -39,6 +39,19 @@ def test_env_sh_loads_the_configuration_for_the_cards_form(tmp_path):
     assert "GpucommConfigCheck" not in run.stdout  # the guard only where the config is missing
 
 
+def test_the_readmes_card_form_loads_the_configuration(tmp_path):
+    """The README's export line, then `reframe -c checks/` as the card writes it."""
+    readme = (REPO / "README.md").read_text()
+    (export,) = [ln.split("#")[0].strip() for ln in readme.splitlines()
+                 if ln.startswith("export RFM_CONFIG_FILES=")]
+    script = f"cd {REPO} && {export} && exec {sys.executable} -c \"$MAIN\" -c checks/ -l --prefix {tmp_path}"
+    run = subprocess.run(["bash", "-c", script], env=clean_env(MAIN=_MAIN), text=True,
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300)
+    assert run.returncode == 0, run.stdout[-3000:]
+    assert f"settings files:    '<builtin>', '{CONFIG}'" in run.stdout
+    assert "- PingPongCheck %method=host" in run.stdout
+
+
 FAKE_LOCAL = """
 import runpy
 import gpucomm.site.probe as probe

@@ -23,6 +23,7 @@ On one machine, ``-S emulate_nodes=y`` runs the nodes as groups of ranks (the pa
 
 import reframe as rfm
 from reframe.core.builtins import parameter, run_after, run_before, variable
+from reframe.core.exceptions import ReframeError
 
 from gpucomm.constants import METHODS, Extras
 from gpucomm.contract import SCALING_PERF_POINTS
@@ -102,10 +103,23 @@ class _ScalingCheck(GpucommCheck):
 
     @run_after("init")
     def set_scale(self):
-        self.skip_if(self.nodes > self.max_nodes, f"{self.nodes} nodes > max_nodes={self.max_nodes}")
+        # the counts above -S max_nodes are not generated; a max_nodes below the smallest count
+        # keeps the smallest, whose setup fails naming the bad value (never a silent 0/0 run)
+        self.skip_if(self.nodes > max(self.max_nodes, NODE_COUNTS[0]),
+                     f"{self.nodes} nodes > max_nodes={self.max_nodes}")
         self.num_nodes = self.nodes
         self.sizes = self.size
-        self.time_limit = f"{self.base_time_s + self.time_per_node_s * self.nodes}s"
+        if self.base_time_s >= 0 and self.time_per_node_s >= 0:  # else setup fails, naming them
+            self.time_limit = f"{self.base_time_s + self.time_per_node_s * self.nodes}s"
+
+    def check_variables(self):
+        super().check_variables()
+        if self.max_nodes < NODE_COUNTS[0]:
+            raise ReframeError(f"-S max_nodes={self.max_nodes}: must be >= {NODE_COUNTS[0]}, the "
+                               "smallest node count of the scaling checks")
+        for name in ("base_time_s", "time_per_node_s"):
+            if getattr(self, name) < 0:
+                raise ReframeError(f"-S {name}={getattr(self, name)}: must be >= 0")
 
     def paper_family(self):
         return "scaling"

@@ -26,6 +26,10 @@ COLLECTIVES = (ALLREDUCE, ALLTOALL)
 FEATURE_GPU, FEATURE_NVGPU, FEATURE_AMDGPU = "gpu", "nvgpu", "amdgpu"
 FEATURE_MPI, FEATURE_CUPY, FEATURE_NCCL, FEATURE_RCCL = "mpi", "cupy", "nccl", "rccl"
 FEATURE_GPU_AWARE_MPI = "gpu-aware-mpi"
+#: the mark of gpucomm's ReFrame configuration: config/settings.py gives every partition of
+#: config/systems/*.py this feature; the checks select only such partitions, and the one check
+#: valid elsewhere (checks/config.py) fails saying how to load the configuration
+FEATURE_GPUCOMM = "gpucomm"
 
 #: method -> (valid_systems, valid_prog_environs): what a partition and an environment must
 #: offer (ReFrame feature specs; rfm.availability reads them for every check and the sweep)

@@ -14,7 +14,7 @@ site_configuration = {{
     "systems": [{{
         "name": "dgx", "descr": "{n} x H200, NVSwitch", "hostnames": [".*"], "modules_system": "nomod",
         "partitions": [{{"name": "h200x{n}", "scheduler": "local", "launcher": "mpirun",
-                        "environs": ["default"], "features": ["gpu", "nvgpu"],
+                        "environs": ["default"], "features": ["gpu", "nvgpu", "gpucomm"],
                         "devices": [{{"type": "gpu", "num_devices": {n}}}],
                         "extras": {{"nodes": 1, "pair_classes": {{"default": "all"}}}}}}],
     }}],

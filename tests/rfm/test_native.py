@@ -215,7 +215,7 @@ site_configuration = {
         "name": "gpunode", "descr": "2 GPUs, MPI GPU-aware point-to-point only", "hostnames": [".*"],
         "modules_system": "nomod",
         "partitions": [{"name": "h200x2", "scheduler": "local", "launcher": "mpirun",
-                        "environs": ["default"], "features": ["gpu", "nvgpu"],
+                        "environs": ["default"], "features": ["gpu", "nvgpu", "gpucomm"],
                         "devices": [{"type": "gpu", "num_devices": 2}], "extras": {"nodes": 1}}],
     }],
     "environments": [{"name": "default", "target_systems": ["gpunode"],

@@ -1,13 +1,18 @@
 """The one answer to "can this method run here?", for every check and the health sweep.
 
-A method needs features of the partition and of the environment (constants.METHOD_REQUIREMENTS,
-which the per-method checks also use as valid_systems / valid_prog_environs), enough GPUs on a
-node for its ranks, one node for ipc-copy, and an MPI GPU-aware for collectives before
-gpu-aware-mpi runs all-reduce or all-to-all on device buffers.
+A method needs features of the partition and of the environment (constants.METHOD_REQUIREMENTS),
+enough GPUs on a node for its ranks, one node for ipc-copy, and an MPI GPU-aware for collectives
+before gpu-aware-mpi runs all-reduce or all-to-all on device buffers.
+
+Selection asks less than this: a check is selected on every partition of gpucomm's configuration
+whose features fit (``selection``: e.g. +gpu) and with every environment, so that a check which
+cannot run there (no CuPy, no NCCL, an MPI that is not GPU-aware) is a SKIP with this reason,
+never a check that vanished; an environment without the MPI every method launches with is a
+failure (``missing_mpi``), since then nothing at all can run.
 """
 
-from ..constants import (COLLECTIVES, GPU_AWARE_FULL, GPU_AWARE_MPI, HOST, IPC_COPY,
-                         METHOD_REQUIREMENTS, Extras)
+from ..constants import (COLLECTIVES, FEATURE_GPUCOMM, FEATURE_MPI, GPU_AWARE_FULL, GPU_AWARE_MPI,
+                         HOST, IPC_COPY, METHOD_REQUIREMENTS, Extras)
 
 
 def features_match(specs, features):
@@ -16,19 +21,47 @@ def features_match(specs, features):
                for spec in specs)
 
 
+def missing_features(specs, features):
+    """The features ``features`` lacks for the spec of ``specs`` it comes closest to."""
+    gaps = [[tok[1:] for tok in spec.split() if tok.startswith("+") and tok[1:] not in features]
+            for spec in specs]
+    return min(gaps, key=len)
+
+
 def gpus_per_node(partition):
     devs = partition.select_devices("gpu")
     return devs[0].num_devices if devs else 0
 
 
-def unavailable(method, op, partition, environ, tasks_per_node, multi_node=False):
+def selection(systems):
+    """(valid_systems, valid_prog_environs) of a check needing the partition features
+    ``systems``: those partitions of gpucomm's configuration (FEATURE_GPUCOMM), every
+    environment (unavailable() says at setup why one does not fit)."""
+    return [f"+{FEATURE_GPUCOMM}" + ("" if s == "*" else f" {s}") for s in systems], ["*"]
+
+
+def missing_mpi(environ, environs):
+    """A one-line reason where every spec of ``environs`` needs MPI and ``environ`` has none
+    (nothing can launch: a failure, not a skip), else None."""
+    needs = all(f"+{FEATURE_MPI}" in spec.split() for spec in environs)
+    if not needs or FEATURE_MPI in environ.features:
+        return None
+    return (f"environment {environ.name} has no MPI (feature '{FEATURE_MPI}'): install one "
+            "(pip install 'gpucomm[mpi]' on a node without a site MPI; the local system finds its "
+            "mpirun on PATH) or load the site's MPI in the environment")
+
+
+def unavailable(method, op, partition, environ, tasks_per_node, multi_node=False,
+                requirements=None):
     """Why ``method`` cannot run ``op`` with ``tasks_per_node`` ranks on each node of
-    ``partition`` in ``environ``, or None if it can."""
-    systems, environs = METHOD_REQUIREMENTS[method]
+    ``partition`` in ``environ``, or None if it can.  ``requirements`` (partition specs,
+    environment specs) replaces the method's (a native tool needs other features)."""
+    systems, environs = requirements or METHOD_REQUIREMENTS[method]
     if not features_match(systems, set(partition.features)):
         return f"partition {partition.fullname} lacks {' or '.join(systems)}"
     if not features_match(environs, set(environ.features)):
-        return f"environment {environ.name} lacks {' or '.join(environs)}"
+        return (f"environment {environ.name} lacks {', '.join(missing_features(environs, environ.features))}"
+                f" ({method} needs {' or '.join(environs)})")
     have = gpus_per_node(partition)
     if method != HOST and have < tasks_per_node:
         return f"{method} needs {tasks_per_node} GPUs on a node; {partition.fullname} has {have}"

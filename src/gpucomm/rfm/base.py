@@ -8,17 +8,22 @@ that requires every size to be validated, and perf variables read from the paylo
 The pipeline is one hook per stage, each calling named steps that a subclass extends with
 ``super()`` rather than replacing hooks:
 
-* init: ``requirements()`` -> valid_systems / valid_prog_environs, ``description()``;
-* setup: ``check_variables()``, ``set_tasks()``, ``skip_reason()`` (rfm.availability),
+* init: ``requirements()`` -> valid_systems / valid_prog_environs (rfm.availability.selection:
+  the partitions of gpucomm's configuration with the features, every environment),
+  ``description()``;
+* setup: ``check_variables()``, ``set_tasks()``, ``environment_error()`` (no MPI: a failure),
+  ``skip_reason()`` (rfm.availability: a SKIP with the reason),
   ``request_gpus()``, ``command()`` -> executable and options, ``set_references()``;
 * sanity: ``sanity_ok()``; performance: ``perf_functions()``.
 """
 
+import math
 import os
 import sys
 
 import reframe as rfm
 import reframe.utility.sanity as sn
+import reframe.utility.typecheck as typ
 from reframe.core.builtins import run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import ReframeError
 
@@ -27,9 +32,29 @@ from ..constants import (ANY_PLACEMENT, CCL, COLLECTIVES, HOST, METHOD_REQUIREME
 from ..contract import PERF_POINTS, RESULTS_FILE
 from ..errors import GpucommError
 from ..sizes import parse_sizes
-from .availability import gpus_per_node, unavailable
+from .availability import gpus_per_node, missing_mpi, selection, unavailable
 from .mixins import NCCL_DEBUG_GLOB, MultiNode, SiteOptions
 from .sanity import ccl_net_ok, payload_ok, placement_ok, point_value, preflight_ok
+
+
+def contact():
+    """The project's maintainers as 'name <email>' (pyproject.toml's maintainers, through the
+    installed package's metadata; a source checkout without metadata reads pyproject.toml)."""
+    from importlib import metadata
+    try:
+        said = metadata.metadata("gpucomm").get_all("Maintainer-email") or []
+    except metadata.PackageNotFoundError:
+        said = []
+    if said:
+        return ", ".join(said)
+    path = os.path.join(os.path.dirname(__file__), os.pardir, os.pardir, os.pardir, "pyproject.toml")
+    try:
+        import tomllib
+        with open(path, "rb") as fp:
+            people = tomllib.load(fp)["project"]["maintainers"]
+        return ", ".join(f"{p['name']} <{p['email']}>" for p in people)
+    except (ImportError, OSError, KeyError):
+        return "gpucomm"
 
 
 class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
@@ -58,20 +83,21 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
     #: the collectives, or 2 on a node without GPUs)
     ranks_per_node = variable(int, value=0)
     #: whether the default is every GPU of the node (collectives) or a pair (ping-pong)
-    all_gpus = variable(bool, value=False)
+    all_gpus = variable(typ.Bool, value=False)
     #: run ``gpucomm preflight`` in the job script before the launch (site.preflight): a
     #: missing interpreter, mpi4py, GTL, cupy or NCCL/RCCL ends the job in one line
-    preflight = variable(bool, value=True)
+    preflight = variable(typ.Bool, value=True)
     num_tasks = 2
     time_limit = "10m"
     tags = {"gpucomm"}
-    maintainers = ["gpucomm"]
+    maintainers = [contact()]
 
     # ------------------------------------------------------------------ the stages
 
     @run_after("init")
     def init_check(self):
-        self.valid_systems, self.valid_prog_environs = self.requirements()
+        self.needs = self.requirements()
+        self.valid_systems, self.valid_prog_environs = selection(self.needs[0])
         self.descr = self.description()
         self.tags |= self.more_tags()
         self.keep_files = [RESULTS_FILE]
@@ -80,10 +106,14 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
     def setup_check(self):
         self.check_variables()
         self.set_tasks()
+        error = self.environment_error()
+        if error:
+            raise ReframeError(error)
         reason = self.skip_reason()
         self.skip_if(reason is not None, reason or "")
         self.request_gpus()
         self.executable, self.executable_opts = self.command()
+        self.descr += f" ({self.ranks_text()})"
         self.set_references()
         self.note_missing_reference()
 
@@ -98,12 +128,22 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
     # ------------------------------------------------------------------ init steps
 
     def requirements(self):
-        """(valid_systems, valid_prog_environs) of the method (constants.METHOD_REQUIREMENTS)."""
+        """(partition feature specs, environment feature specs) of the method
+        (constants.METHOD_REQUIREMENTS): the partition's select, the environment's are checked
+        at setup (a SKIP naming what is missing)."""
         systems, environs = METHOD_REQUIREMENTS[self.method]
         return list(systems), list(environs)
 
     def description(self):
-        return f"{self.op} with {self.method} ({self.num_tasks} ranks)"
+        """What the check runs; setup adds the ranks (ranks_text), known once the partition is."""
+        return f"{self.op} with {self.method}"
+
+    def ranks_text(self):
+        """'2 ranks', '4 ranks: 2 nodes x 2' (', emulated on one node'): the job's layout."""
+        if self.num_nodes <= 1:
+            return f"{self.num_tasks} ranks"
+        text = f"{self.num_tasks} ranks: {self.num_nodes} nodes x {self.num_tasks // self.num_nodes}"
+        return text + (", emulated on one node" if self.emulated else "")
 
     def more_tags(self):
         return {self.op, self.method}
@@ -129,6 +169,8 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
                           ("ranks_per_node", 0), ("num_nodes", 1)):
             if not getattr(self, name) >= low:  # NaN fails too
                 raise ReframeError(f"-S {name}={getattr(self, name)}: must be >= {low}")
+        if not math.isfinite(self.budget):
+            raise ReframeError(f"-S budget={self.budget}: must be a finite number of seconds (0: no budget)")
         if self.graph not in ("auto", "on", "off"):
             raise ReframeError(f"-S graph={self.graph}: choose auto, on or off")
         self.check_service_level()
@@ -145,13 +187,17 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
         self.num_tasks = per_node * self.num_nodes
         self.num_tasks_per_node = self.num_tasks if self.emulated else per_node
 
+    def environment_error(self):
+        """Why nothing at all can run in this environment (no MPI), or None: a failure."""
+        return missing_mpi(self.current_environ, self.needs[1])
+
     def skip_reason(self):
         """Why this check cannot run in this partition/environment, or None."""
         if not self.all_gpus and self.ranks_per_node == 0 and self.num_nodes > 2:
             return f"{self.op} is one pair of ranks: 1 or 2 nodes, not {self.num_nodes}"
         return self.node_count_reason() or unavailable(
             self.method, self.op, self.current_partition, self.current_environ,
-            self.num_tasks_per_node, self.multi_node)
+            self.num_tasks_per_node, self.multi_node, self.needs)
 
     def request_gpus(self):
         # becomes the partition's '_rfm_gpu' resource (e.g. --gpus-per-node) under Slurm

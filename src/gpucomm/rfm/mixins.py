@@ -8,6 +8,7 @@ check and the native checks are built from them.
 
 import os
 
+import reframe.utility.typecheck as typ
 from reframe.core.builtins import run_before, variable
 from reframe.core.exceptions import ReframeError
 from reframe.core.pipeline import RegressionTestPlugin
@@ -82,7 +83,7 @@ class SiteOptions(RegressionTestPlugin):
 
     #: apply the paper's per-method tuning (extras['paper_method_env_vars'] on one node,
     #: extras['paper_service_levels'] between nodes); the paper mode sets it
-    paper_tuning = variable(bool, value=False)
+    paper_tuning = variable(typ.Bool, value=False)
     #: InfiniBand service level for NCCL and UCX (-1: the fabric's default); only where the
     #: partition names the variables (extras['service_level_vars'], Leonardo)
     service_level = variable(int, value=-1)
@@ -108,7 +109,11 @@ class SiteOptions(RegressionTestPlugin):
                                 self.site_method())
 
     def check_service_level(self):
-        """A one-line error for -S service_level on a partition without one."""
+        """A one-line error for -S service_level out of InfiniBand's 0-15 (-1: the fabric's
+        default) or on a partition without one."""
+        if not -1 <= self.service_level <= 15:
+            raise ReframeError(f"-S service_level={self.service_level}: an InfiniBand service level "
+                               "is 0 to 15 (-1: the fabric's default)")
         if self.service_level >= 0 and not self.current_partition.extras.get(Extras.SERVICE_LEVEL_VARS):
             raise ReframeError(f"-S service_level={self.service_level}: partition "
                                f"{self.current_partition.fullname} has no InfiniBand service level "
@@ -182,7 +187,7 @@ class MultiNode(RegressionTestPlugin):
     num_nodes = variable(int, value=1)
     #: run the num_nodes "nodes" as groups of ranks on one real node (the payload's
     #: --ranks-per-node): the multi-node logic tested on one machine
-    emulate_nodes = variable(bool, value=False)
+    emulate_nodes = variable(typ.Bool, value=False)
     #: where the nodes of a multi-node job sit on the network: 'any', or one of
     #: constants.PLACEMENTS, requested through the partition's extras['placement_options'] and
     #: checked after the run where Slurm tells the topology (SLURM_TOPOLOGY_ADDR)

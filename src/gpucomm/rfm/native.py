@@ -12,7 +12,7 @@ import os
 
 import reframe.utility.sanity as sn
 from reframe.core.builtins import variable
-from reframe.core.exceptions import SanityError
+from reframe.core.exceptions import ReframeError, SanityError
 
 from ..contract import RESULTS_FILE, record_value
 from ..errors import GpucommError
@@ -68,6 +68,11 @@ class NativeCheck(GpucommCheck):
     def tool_requirements(self):
         """(valid_systems, valid_prog_environs) of the tool."""
         raise NotImplementedError
+
+    def check_variables(self):
+        super().check_variables()
+        if self.tool_dir and not os.path.isdir(self.tool_dir):
+            raise ReframeError(f"-S tool_dir={self.tool_dir}: no such directory")
 
     def locate(self, name):
         env_var, key = TOOL_DIRS[self.tool]

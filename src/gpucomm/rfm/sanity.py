@@ -31,6 +31,49 @@ def payload_error(stderr_path):
     return first_error(_read(stderr_path))
 
 
+#: lines of a job's stderr that say nothing: blank, rules (Open MPI frames its messages in
+#: dashes), a traceback's frames (its exception line is kept)
+_NOISE = re.compile(r"^\s*$|^[\s\-=*_#]+$|^\s+File \"|^Traceback \(most recent call last\):")
+
+
+def stderr_excerpt(stderr_path, lines=3, width=400):
+    """The first ``lines`` meaningful lines of a job's stderr (rfm_job.err), each once, joined
+    on one line and cut at ``width`` characters, or '' (a failed launch's own words: mpirun or
+    srun refusing, an interpreter that cannot import gpucomm, a missing library)."""
+    text = _read(stderr_path)
+    kept, in_traceback = [], False
+    for line in text.splitlines():
+        if line.startswith("Traceback (most recent call last):"):
+            in_traceback = True
+            continue
+        if in_traceback:
+            if line.startswith((" ", "\t")):
+                continue  # a frame, or the source line under it
+            in_traceback = False
+        if _NOISE.match(line):
+            continue
+        line = " ".join(line.split())
+        if line not in kept:
+            kept.append(line)
+        if len(kept) == lines:
+            break
+    out = " ".join(kept)
+    return out if len(out) <= width else out[:width - 3] + "..."
+
+
+def not_finished_reason(stderr_path):
+    """Why a launch gave no GPUCOMM-DONE line: the payload's own error line, else the first
+    meaningful lines of the job's stderr, else that it crashed or was killed without a word."""
+    said = payload_error(stderr_path)
+    if said:
+        return said
+    excerpt = stderr_excerpt(stderr_path)
+    where = os.path.basename(str(stderr_path))
+    if excerpt:
+        return f"no GPUCOMM-DONE line; {where} says: {excerpt}"
+    return f"no GPUCOMM-DONE line and nothing in {where} (the payload crashed or was killed)"
+
+
 def finished_run(stdout, stderr, index=by_size):
     """(records indexed by ``index``, summary) of a payload run that finished without an
     error; else a SanityError with the payload's reason."""
@@ -40,8 +83,7 @@ def finished_run(stdout, stderr, index=by_size):
     except OSError as exc:
         raise SanityError(f"no payload output: {exc}")
     if summary is None:
-        reason = payload_error(stderr) or "no GPUCOMM-DONE line (the payload crashed or was killed)"
-        raise SanityError(f"payload did not finish: {reason}")
+        raise SanityError(f"payload did not finish: {not_finished_reason(stderr)}")
     if not summary.get("ok"):
         raise SanityError(f"payload failed: {summary.get('error') or payload_error(stderr)}")
     return index(records), summary
@@ -80,7 +122,8 @@ def preflight_ok(stdout, stderr, recipe=""):
         own = [ln.split(ERROR_LINE, 1)[1] for ln in lines if ERROR_LINE in ln]
         if own:
             raise SanityError(f"preflight failed: {own[0]}")
-        said = f" ({lines[0]})" if lines else ""
+        excerpt = stderr_excerpt(stderr)
+        said = f" ({excerpt})" if excerpt else ""
         raise SanityError("preflight failed: no GPUCOMM-PREFLIGHT line, the payload's interpreter "
                           f"did not start{said}{where}")
     for summary in found:
@@ -137,9 +180,8 @@ def sweep_ok(stdout, stderr, methods, sizes, launches_expected=1):
     runs = launches(text)
     done = [s for _, s in runs if s is not None]
     if len(done) < launches_expected:
-        reason = payload_error(stderr) or "no GPUCOMM-DONE line (the payload crashed or was killed)"
         raise SanityError(f"payload did not finish ({len(done)} of {launches_expected} launches): "
-                          f"{reason}")
+                          f"{not_finished_reason(stderr)}")
     recs = by_method_size([r for rs, _ in runs for r in rs])
     status = {}
     for summary in done:

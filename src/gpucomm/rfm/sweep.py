@@ -23,6 +23,7 @@ import shlex
 
 import reframe.utility.sanity as sn
 from reframe.core.builtins import variable
+from reframe.core.exceptions import ReframeError
 
 from ..constants import HOST, IPC_COPY, METHODS, PINGPONG
 from ..contract import HEALTH_PERF_POINTS, RESULTS_FILE, by_method_size
@@ -56,12 +57,23 @@ class SweepCheck(GpucommCheck):
     def more_tags(self):
         return {self.op, "health", "sweep"}
 
-    def offered_methods(self):
-        """(methods to run, {method: why not}) for this partition and environment."""
+    def wanted_methods(self):
+        """The methods -S methods asks for (every method if empty); a ReframeError naming the
+        unknown ones (a typo must fail the run, not skip the sweep)."""
         wanted = [m.strip() for m in self.methods.split(",") if m.strip()] or list(METHODS)
         unknown = [m for m in wanted if m not in METHODS]
         if unknown:
-            raise ValueError(f"-S methods: unknown {', '.join(unknown)}; choose from {', '.join(METHODS)}")
+            raise ReframeError(f"-S methods={self.methods}: unknown {', '.join(unknown)}; choose from "
+                               f"{', '.join(METHODS)}")
+        return wanted
+
+    def check_variables(self):
+        super().check_variables()
+        self.wanted_methods()
+
+    def offered_methods(self):
+        """(methods to run, {method: why not}) for this partition and environment."""
+        wanted = self.wanted_methods()
         run, left_out = [], {}
         for m in wanted:
             why = unavailable(m, self.op, self.current_partition, self.current_environ,
@@ -73,10 +85,7 @@ class SweepCheck(GpucommCheck):
         return run, left_out
 
     def skip_reason(self):
-        try:
-            run, self.left_out = self.offered_methods()
-        except ValueError as exc:
-            return str(exc)
+        run, self.left_out = self.offered_methods()
         if not run:
             return "no method to run: " + "; ".join(f"{m}: {w}" for m, w in self.left_out.items())
         self.method_list = run

@@ -419,6 +419,22 @@ def load_storage(data, query=ALL_SESSIONS):
     data.files.append((where, kind, note))
 
 
+def _widen_perflog(df):
+    """ReFrame's perflog_multiline lines (perf_var, perf_value, perf_unit, ... per line) as the
+    default format's one row per run with <var>_value, <var>_unit, ... columns."""
+    fields = ("value", "unit", "ref", "lower_thres", "upper_thres")
+    run_cols = [c for c in df.columns if c != "perf_var" and not c.startswith("perf_")]
+    rows = []
+    for _, lines in df.groupby(run_cols, sort=False, dropna=False):
+        row = dict(lines.iloc[0][run_cols])
+        row.setdefault("name", row.get("display_name", "?"))
+        for _, line in lines.iterrows():
+            if line["perf_var"] not in ("", "null", "None"):
+                row.update({f"{line['perf_var']}_{f}": line.get(f"perf_{f}") for f in fields})
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
 def _read_perflog(data, path, explicit, history):
     with open(path, errors="replace") as fp:
         lines = [ln.rstrip("\n") for ln in fp if ln.strip()]
@@ -440,6 +456,9 @@ def _read_perflog(data, path, explicit, history):
     if not good:
         return _problem(data, path, "no complete perflog lines") if rows else ("perflog", "header only")
     df = pd.DataFrame(good, columns=header)
+    if "perf_var" in header:  # one line per perf variable (config/results.py): one row per run
+        df = _widen_perflog(df)
+        header = list(df.columns)
     variables = [c[:-6] for c in header if c.endswith("_value") and f"{c[:-6]}_unit" in header]
     col = lambda name, default=None: df[name] if name in df else default  # noqa: E731
     stamp = df["job_completion_time"].map(lambda t: pd.to_datetime(t, utc=True, errors="coerce"))  # mixed formats

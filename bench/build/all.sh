@@ -17,15 +17,15 @@ mkdir -p "$OUT"; OUT=$(cd "$OUT" && pwd)
 MPI_PREFIX=${GPUCOMM_MPI_PREFIX:-/tmp/gpucomm-ompi-cuda}
 TOOLS=${GPUCOMM_TOOLS:-/tmp/gpucomm-tools}
 t0=$(date +%s)
-"$BUILD_DIR/ompi.sh" "$MPI_PREFIX" "${2:-}" > "$OUT/build-ompi.log" 2>&1 || { tail -40 "$OUT/build-ompi.log"; die "Open MPI failed"; }
-tail -3 "$OUT/build-ompi.log"
+"$BUILD_DIR/ompi.sh" "$MPI_PREFIX" "${2:-}" > "$OUT/build-ompi.log" 2>&1 || { tail -n 40 "$OUT/build-ompi.log"; die "Open MPI failed"; }
+tail -n 3 "$OUT/build-ompi.log"
 export MPI_HOME=$MPI_PREFIX PATH=$MPI_PREFIX/bin:$PATH
 "$BUILD_DIR/osu.sh" "$TOOLS/osu" "${3:-}" > "$OUT/build-osu.log" 2>&1 & osu=$!
 "$BUILD_DIR/nccl-tests.sh" "$TOOLS/nccl-tests" "${4:-}" > "$OUT/build-nccl-tests.log" 2>&1 & nt=$!
 rc=0
-wait $osu || { tail -30 "$OUT/build-osu.log"; rc=1; }
-wait $nt || { tail -30 "$OUT/build-nccl-tests.log"; rc=1; }
-tail -2 "$OUT/build-osu.log" "$OUT/build-nccl-tests.log"
+wait $osu || { tail -n 30 "$OUT/build-osu.log"; rc=1; }
+wait $nt || { tail -n 30 "$OUT/build-nccl-tests.log"; rc=1; }
+tail -n 1 "$OUT/build-osu.log"; tail -n 1 "$OUT/build-nccl-tests.log"
 say "builds: $(( $(date +%s) - t0 )) s"
 tar cJf "$OUT/ompi-cuda.tar.xz" -C "$MPI_PREFIX" .
 [ $rc = 0 ] && tar cJf "$OUT/tools.tar.xz" -C "$TOOLS" osu nccl-tests

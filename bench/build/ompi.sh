@@ -4,7 +4,10 @@
 #   bench/build/ompi.sh PREFIX [SOURCE]     SOURCE: openmpi-5.0.7 tarball or unpacked folder;
 #                                           none: download (versions.sh: URL, sha256 checked)
 # Environment: CUDA_HOME [/usr/local/cuda], JOBS [nproc], OMPI_WITH_UCX [none: a UCX install
-# prefix, e.g. the libucx-cu13 wheel's libucx/ folder, adds pml ucx], OMPI_CONFIGURE_EXTRA.
+# prefix, e.g. the libucx-cu13 wheel's libucx/ folder: adds pml ucx, and UCX's libraries and
+# modules are copied into PREFIX/lib and PREFIX/lib/ucx so that the install stands alone],
+# OMPI_NO_BUILD [MPI-IO, monitoring and btl uct: components never used here, a shorter build],
+# OMPI_CONFIGURE_EXTRA.
 #
 # Transports: pml ob1 with btl smcuda (shared memory; device buffers between the GPUs of a node
 # through CUDA IPC) and self; coll/cuda stages the reductions of device buffers through the
@@ -28,13 +31,18 @@ cd "$build"
   --without-ofi --without-ucc --without-hcoll --without-psm2 \
   --disable-mpi-fortran --disable-oshmem --disable-io-romio --disable-static --disable-sphinx \
   --with-pmix=internal --with-prrte=internal --with-hwloc=internal --with-libevent=internal \
-  ${OMPI_CONFIGURE_EXTRA:-} > configure.log 2>&1 || { tail -40 configure.log; die "openmpi: configure failed"; }
+  --enable-mca-no-build="${OMPI_NO_BUILD-io,fs,fbtl,fcoll,sharedfp,vprotocol,coll-monitoring,pml-monitoring,pml-v,btl-uct}" \
+  --disable-dependency-tracking ${OMPI_CONFIGURE_EXTRA:-} > configure.log 2>&1 || { tail -40 configure.log; die "openmpi: configure failed"; }
 say "openmpi: make -j$JOBS"
 make -j"$JOBS" > make.log 2>&1 || { grep -E 'error|Error' make.log | head -30; tail -20 make.log; die "openmpi: make failed"; }
 make install > install.log 2>&1 || { tail -20 install.log; die "openmpi: make install failed"; }
 strip_prefix "$PREFIX"
-"$PREFIX/bin/ompi_info" --parsable --all 2>/dev/null | grep -E 'mpi_built_with_cuda_support:value|^mca:(pml|btl|coll|accelerator):[a-z0-9_]+:version:mca' \
-  | cut -d: -f1-4 | sort -u | tr '\n' ' '; echo
+if [ -n "${OMPI_WITH_UCX:-}" ]; then
+  cp -a "$OMPI_WITH_UCX"/lib/libuc[mpst]*.so* "$PREFIX/lib/" && mkdir -p "$PREFIX/lib/ucx" \
+    && cp -a "$OMPI_WITH_UCX"/lib/ucx/*.so* "$PREFIX/lib/ucx/" || die "openmpi: cannot copy UCX from $OMPI_WITH_UCX"
+  say "openmpi: UCX libraries and modules copied into $PREFIX/lib"
+fi
+"$PREFIX/bin/ompi_info" 2>/dev/null | grep -E 'MCA (pml|btl|accelerator)' | awk '{print $2 $3}' | tr '\n' ' '; echo
 "$PREFIX/bin/ompi_info" --parsable --all 2>/dev/null | grep -q 'mpi_built_with_cuda_support:value:true' \
   || die "openmpi: built without CUDA support (ompi_info)"
 say "openmpi $OMPI_VERSION with CUDA installed in $PREFIX ($(du -sh "$PREFIX" | cut -f1)); build logs in $build"

@@ -117,3 +117,17 @@ def test_no_level_no_options_and_no_probe_without_a_gpu():
     cpu = dict(GPU_NODE, gpu_count=0, cupy=None)
     got = siteconf.local_gpu_aware(cpu, probe=run)
     assert got["level"] == GPU_AWARE_NONE and "not probed" in got["reason"] and len(run.calls) == 2
+
+
+def test_an_open_mpi_with_its_own_ucx_is_tried_with_pml_ucx_first(tmp_path):
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "lib" / "openmpi").mkdir(parents=True)
+    for f in ("bin/mpirun", "lib/openmpi/mca_pml_ucx.so", "lib/libucp.so.0"):
+        (tmp_path / f).write_text("")
+    node = dict(GPU_NODE, libucx=None, mpi={"mpirun": str(tmp_path / "bin" / "mpirun"), "openmpi": True})
+    names = [n for n, _ in siteconf.gpu_aware_candidates(node)]
+    assert names == ["pml-ucx", "plain"]
+    run = fake_probe({"plain": GPU_AWARE_FULL, "ucx-wheel": GPU_AWARE_FULL})  # pml-ucx: "--mca"
+    got = siteconf.local_gpu_aware(node, probe=run)
+    assert run.calls == ["ucx-wheel"] and got["name"] == "pml-ucx" and got["level"] == GPU_AWARE_FULL
+    assert f"UCX_MODULE_DIR={tmp_path}/lib/ucx" in got["options"]

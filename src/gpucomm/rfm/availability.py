@@ -2,12 +2,18 @@
 
 A method needs features of the partition and of the environment (constants.METHOD_REQUIREMENTS,
 which the per-method checks also use as valid_systems / valid_prog_environs), enough GPUs on a
-node for its ranks, one node for ipc-copy, and an MPI GPU-aware for collectives before
-gpu-aware-mpi runs all-reduce or all-to-all on device buffers.
+node for its ranks, one node for ipc-copy, an MPI GPU-aware for collectives before
+gpu-aware-mpi runs all-reduce or all-to-all on device buffers, and for nvshmem across real
+nodes a remote transport the environment names (extras['nvshmem_remote_transport']: NVSHMEM
+between nodes needs the site's network library, e.g. libfabric on Slingshot).
+
+What can only be known on the node (NVSHMEM's library, nvcc and the kernels' build, P2P between
+the GPUs) the payload answers itself with a one-line reason and exit 3
+(payload/methods/nvshmem.py, payload/nvshmem/build.py).
 """
 
 from ..constants import (COLLECTIVES, GPU_AWARE_FULL, GPU_AWARE_MPI, HOST, IPC_COPY,
-                         METHOD_REQUIREMENTS, Extras)
+                         METHOD_REQUIREMENTS, NVSHMEM, Extras)
 
 
 def features_match(specs, features):
@@ -34,6 +40,9 @@ def unavailable(method, op, partition, environ, tasks_per_node, multi_node=False
         return f"{method} needs {tasks_per_node} GPUs on a node; {partition.fullname} has {have}"
     if method == IPC_COPY and multi_node:
         return "ipc-copy moves data between the GPUs of one node: no multi-node run"
+    if method == NVSHMEM and multi_node and not environ.extras.get(Extras.NVSHMEM_REMOTE_TRANSPORT):
+        return (f"environment {environ.name} names no NVSHMEM remote transport "
+                f"(extras['{Extras.NVSHMEM_REMOTE_TRANSPORT}']): nvshmem runs within one node only")
     if method == GPU_AWARE_MPI and op in COLLECTIVES:
         level = environ.extras.get(Extras.GPU_AWARE_MPI_LEVEL, GPU_AWARE_FULL)
         if level != GPU_AWARE_FULL:

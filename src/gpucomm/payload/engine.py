@@ -228,8 +228,11 @@ def _run_method(cfg, comm, MPI, where, out, dog):
     ctx.comm_peers = op.peers()
     send_bytes, recv_bytes = op.buffer_bytes(max(cfg.sizes))
     _collective(lambda: _check_memory(backend, send_bytes + recv_bytes, lsize, max(cfg.sizes)), comm)
-    ctx.sendbuf = _collective(lambda: backend.empty(send_bytes), comm)
-    ctx.recvbuf = _collective(lambda: backend.empty(recv_bytes), comm)
+    if hasattr(method, "allocate"):  # the method's own memory (nvshmem: its symmetric heap)
+        ctx.sendbuf, ctx.recvbuf = _collective(lambda: method.allocate(send_bytes, recv_bytes), comm)
+    else:
+        ctx.sendbuf = _collective(lambda: backend.empty(send_bytes), comm)
+        ctx.recvbuf = _collective(lambda: backend.empty(recv_bytes), comm)
     _collective(lambda: method.setup(ctx.sendbuf, ctx.recvbuf), comm)
 
     timer_name = cfg.timer
@@ -249,6 +252,8 @@ def _run_method(cfg, comm, MPI, where, out, dog):
         meta["gpu_aware_mpi"] = method.why
     if getattr(method, "peer_sync", None):
         meta["peer_sync"] = method.peer_sync
+    if hasattr(method, "meta"):
+        meta.update(method.meta())
     meta.update(op.meta())
     out.begin(meta, op.case_label if op.has_cases else None)
     corrupt = corruption_request()

@@ -1,18 +1,24 @@
 """The one answer to "can this method run here?", for every check and the health sweep.
 
 A method needs features of the partition and of the environment (constants.METHOD_REQUIREMENTS),
-enough GPUs on a node for its ranks, one node for ipc-copy, and an MPI GPU-aware for collectives
-before gpu-aware-mpi runs all-reduce or all-to-all on device buffers.
+enough GPUs on a node for its ranks, one node for ipc-copy, an MPI GPU-aware for collectives
+before gpu-aware-mpi runs all-reduce or all-to-all on device buffers, and for nvshmem across real
+nodes a remote transport the environment names (extras['nvshmem_remote_transport']: NVSHMEM
+between nodes needs the site's network library, e.g. libfabric on Slingshot).
 
 Selection asks less than this: a check is selected on every partition of gpucomm's configuration
 whose features fit (``selection``: e.g. +gpu) and with every environment, so that a check which
 cannot run there (no CuPy, no NCCL, an MPI that is not GPU-aware) is a SKIP with this reason,
 never a check that vanished; an environment without the MPI every method launches with is a
 failure (``missing_mpi``), since then nothing at all can run.
+
+What can only be known on the node (NVSHMEM's library, nvcc and the kernels' build, P2P between
+the GPUs) the payload answers itself with a one-line reason and exit 3
+(payload/methods/nvshmem.py, payload/nvshmem/build.py).
 """
 
 from ..constants import (COLLECTIVES, FEATURE_GPUCOMM, FEATURE_MPI, GPU_AWARE_FULL, GPU_AWARE_MPI,
-                         HOST, IPC_COPY, METHOD_REQUIREMENTS, Extras)
+                         HOST, IPC_COPY, METHOD_REQUIREMENTS, NVSHMEM, Extras)
 
 
 def features_match(specs, features):
@@ -67,6 +73,9 @@ def unavailable(method, op, partition, environ, tasks_per_node, multi_node=False
         return f"{method} needs {tasks_per_node} GPUs on a node; {partition.fullname} has {have}"
     if method == IPC_COPY and multi_node:
         return "ipc-copy moves data between the GPUs of one node: no multi-node run"
+    if method == NVSHMEM and multi_node and not environ.extras.get(Extras.NVSHMEM_REMOTE_TRANSPORT):
+        return (f"environment {environ.name} names no NVSHMEM remote transport "
+                f"(extras['{Extras.NVSHMEM_REMOTE_TRANSPORT}']): nvshmem runs within one node only")
     if method == GPU_AWARE_MPI and op in COLLECTIVES:
         level = environ.extras.get(Extras.GPU_AWARE_MPI_LEVEL, GPU_AWARE_FULL)
         if level != GPU_AWARE_FULL:

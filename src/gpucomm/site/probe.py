@@ -23,6 +23,11 @@ try:
         info["nccl_version"] = nccl.get_version()
 except Exception:
     info["nccl"] = False
+try:  # NVSHMEM and nvcc for the nvshmem method's kernels (found, not built: payload/nvshmem/build.py)
+    from gpucomm.payload.nvshmem.build import probe
+    info["nvshmem"] = probe()
+except Exception as exc:
+    info["nvshmem"] = {"error": str(exc)}
 print(json.dumps(info))
 """
 

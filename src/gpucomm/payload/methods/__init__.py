@@ -15,6 +15,8 @@ Each method is a small class over the engine's context:
 * ``sync()``                   complete what the method has queued (end of every timed iteration)
 * ``allreduce(count)`` / ``alltoall(block_bytes)``  collectives, where the method has them
 * ``close()``
+* ``allocate(send_bytes, recv_bytes)``, optional: the method's own (send, receive) buffers,
+  collective, instead of the backend's (nvshmem: symmetric memory)
 """
 
 from ...errors import GpucommError
@@ -22,9 +24,11 @@ from .ccl import CclMethod
 from .gpu_aware_mpi import GpuAwareMpiMethod
 from .host import HostMethod
 from .ipc_copy import IpcCopyMethod
+from .nvshmem import NvshmemMethod
 from .staging import StagingMethod
 
-REGISTRY = {m.name: m for m in (HostMethod, StagingMethod, GpuAwareMpiMethod, IpcCopyMethod, CclMethod)}
+REGISTRY = {m.name: m for m in (HostMethod, StagingMethod, GpuAwareMpiMethod, IpcCopyMethod, CclMethod,
+                                NvshmemMethod)}
 
 
 def get_method(name):

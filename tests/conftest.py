@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from gpucomm.constants import LOOP_ENV, LOOP_MPI4PY
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # reframe_helpers, for the test modules
 
 
@@ -49,6 +51,9 @@ def mpirun():
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                PYTHONUNBUFFERED="1")
     env.pop("GPUCOMM_TEST_CORRUPT", None)
+    # mpi4py's timed loop unless a test asks for the compiled one (tests/payload/test_fastloop.py):
+    # numba compiles the loops anew in every launch, a few seconds on this machine
+    env.setdefault(LOOP_ENV, LOOP_MPI4PY)
     base_env = env
 
     def run(n, *args, extra_env=None, timeout=240):

@@ -26,6 +26,14 @@ ALLREDUCE, ALLTOALL = "allreduce", "alltoall"
 OPERATIONS = (PINGPONG, BW, MULTI_PINGPONG, PAIR_MATRIX, ALLREDUCE, ALLTOALL)
 COLLECTIVES = (ALLREDUCE, ALLTOALL)
 
+#: the MPI methods' timed loop of a point-to-point sample (payload.fastloop, --loop): compiled
+#: through numba-mpi where it loads, else mpi4py's; auto takes the first that can run
+LOOP_NUMBA_MPI, LOOP_MPI4PY, LOOP_AUTO = "numba-mpi", "mpi4py", "auto"
+LOOPS = (LOOP_NUMBA_MPI, LOOP_MPI4PY)
+LOOP_CHOICES = (LOOP_AUTO,) + LOOPS
+#: the environment variable that sets --loop's default (a site, a test suite)
+LOOP_ENV = "GPUCOMM_LOOP"
+
 #: ReFrame features: of a partition (gpu, nvgpu, amdgpu) and of an environment (the rest)
 FEATURE_GPU, FEATURE_NVGPU, FEATURE_AMDGPU = "gpu", "nvgpu", "amdgpu"
 FEATURE_MPI, FEATURE_CUPY, FEATURE_NCCL, FEATURE_RCCL = "mpi", "cupy", "nccl", "rccl"

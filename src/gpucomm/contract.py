@@ -18,6 +18,9 @@ RESULTS_FILE = "gpucomm_results.json"
 STDOUT_FILE = "rfm_job.out"
 #: the record field a perf point may name instead of a record key: the median time (us)
 LATENCY = "latency"
+#: record and meta keys of the MPI methods: which timed loop ran (constants.LOOPS) and, where it
+#: was mpi4py's, why not the compiled one (payload.fastloop)
+TIMED_LOOP, TIMED_LOOP_NOTE = "timed_loop", "timed_loop_note"
 
 
 def parse_output(text):

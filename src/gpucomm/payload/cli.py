@@ -2,11 +2,12 @@
 
 import argparse
 import math
+import os
 import sys
 import time
 
 from .. import __version__
-from ..constants import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, METHODS
+from ..constants import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, LOOP_AUTO, LOOP_CHOICES, LOOP_ENV, METHODS
 from ..errors import GpucommError
 from ..sizes import parse_sizes
 from .topology import env_rank
@@ -112,6 +113,11 @@ def build_parser():
                        help="per-iteration timer: host clock after synchronisation, or device events "
                             "(ccl, and ipc-copy's point-to-point with stream flags); auto: device where "
                             "the method allows it, host otherwise")
+        s.add_argument("--loop", choices=LOOP_CHOICES, default=None,
+                       help="the MPI methods' timed loop (ping-pong, multi-pingpong, bw): numba-mpi "
+                            "compiles it (pip install gpucomm[fast]), mpi4py runs it from Python; auto: "
+                            "numba-mpi where it loads, else mpi4py, the record saying why (default: "
+                            f"${LOOP_ENV}, else auto)")
         s.add_argument("--ranks-per-node", type=_positive_int, default=None, metavar="K",
                        help="treat consecutive groups of K ranks as nodes (a multi-node run emulated "
                             "on one machine); default: the MPI shared-memory domains")
@@ -135,13 +141,17 @@ def main(argv=None):
         sizes = parse_sizes(args.sizes)
     except GpucommError as exc:
         return _early_error(exc, exc.exit_code)
+    loop = args.loop or os.environ.get(LOOP_ENV, "").strip() or LOOP_AUTO
+    if loop not in LOOP_CHOICES:
+        return _early_error(f"{LOOP_ENV}={loop!r}: choose one of {', '.join(LOOP_CHOICES)}")
     from .engine import RunConfig, run
     cfg = RunConfig(op=args.command, method=args.method, sizes=sizes, iters=args.iters, warmup=args.warmup,
                     batch=args.batch, graph=args.graph, budget=args.budget,
                     backend=args.backend, json_path=args.json_path, max_bandwidth=args.max_bandwidth,
                     allow_shared_gpu=args.allow_shared_gpu, quiet=args.quiet, timer=args.timer,
                     timeout=args.timeout or None,
-                    ranks_per_node=args.ranks_per_node, window=getattr(args, "window", None))
+                    ranks_per_node=args.ranks_per_node, window=getattr(args, "window", None),
+                    loop=loop)
     try:
         return run(cfg)
     except GpucommError as exc:

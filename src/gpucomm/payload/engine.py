@@ -10,6 +10,8 @@ from typing import List, Optional
 import numpy as np
 
 from .. import __version__
+from ..constants import LOOP_AUTO
+from ..contract import TIMED_LOOP, TIMED_LOOP_NOTE
 from .backend import make_backend
 from ..errors import CapabilityError, GpucommError, PlausibilityError, ValidationError, collective
 from ..metrics import time_stats_us
@@ -40,6 +42,7 @@ class RunConfig:
     timeout: Optional[float] = None  # seconds; the watchdog ends a run that outlives it
     ranks_per_node: Optional[int] = None  # emulate nodes: groups of K consecutive ranks
     window: Optional[int] = None     # bw: messages per window (None: the operation's default)
+    loop: str = LOOP_AUTO            # the MPI methods' timed loop: auto, numba-mpi, mpi4py (fastloop)
     quiet: bool = False
     sweep: bool = False              # one of several methods of one launch (set by run())
 
@@ -204,6 +207,7 @@ def _run_method(cfg, comm, MPI, where, out, dog):
     ctx = Context(comm, MPI, backend)
     ctx.op_name = cfg.op
     ctx.window = cfg.window
+    ctx.loop = cfg.loop
     ctx.local_rank, ctx.local_size, ctx.host_node = lrank, lsize, host_node
 
     # placement: which device each rank drives; two ranks of one node on one GPU is an error
@@ -248,6 +252,9 @@ def _run_method(cfg, comm, MPI, where, out, dog):
             "nominal_GBps": limit, "nominal_source": limit_source, "graph": use_graph, "timer": timer.name,
             "mpi_requests": getattr(method, "request_style", None),
             "time": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    # the MPI methods: which timed loop runs (compiled or mpi4py's) and why not the compiled one
+    loop = {k: getattr(method, k) for k in (TIMED_LOOP, TIMED_LOOP_NOTE) if getattr(method, k, None)}
+    meta.update(loop)
     if hasattr(method, "why"):
         meta["gpu_aware_mpi"] = method.why
     if getattr(method, "peer_sync", None):
@@ -320,7 +327,7 @@ def _run_method(cfg, comm, MPI, where, out, dog):
             rec = {"op": cfg.op, "method": cfg.method, "size": size, "iters": samples * batch,
                    "batch": batch, "samples": samples, "warmup": warmup, "nranks": comm.size,
                    "time_us": stats, "validated": True, "graph": graphed,
-                   "timer": timer.name, **case}
+                   "timer": timer.name, **loop, **case}
             if meta.get("peer_sync"):
                 rec["peer_sync"] = meta["peer_sync"]
             rec.update(op.metrics(size, stats["median"] * 1e-6))

@@ -5,7 +5,7 @@ import json
 import sys
 
 from .. import __version__
-from ..contract import done_line, result_line
+from ..contract import TIMED_LOOP, TIMED_LOOP_NOTE, done_line, result_line
 from ..sizes import size_label
 
 
@@ -37,6 +37,9 @@ class Output:
         loop = "CUDA/HIP graph of each sample's iterations" if m["graph"] else "plain loop"
         reqs = f" mpi-requests={m['mpi_requests']}" if m.get("mpi_requests") else ""
         reqs += f" peer-sync={m['peer_sync']}" if m.get("peer_sync") else ""
+        if m.get(TIMED_LOOP):
+            note = m.get(TIMED_LOOP_NOTE)
+            reqs += f" timed-loop={m[TIMED_LOOP]}" + (f" ({note})" if note else "")
         print(f"# timer={m['timer']} loop={loop}{reqs} mpi={m['mpi']}" +
               (f" gpu-aware-mpi: {m['gpu_aware_mpi']}" if m.get("gpu_aware_mpi") else ""))
         if m["nodes"] > 1 or m["physical_nodes"] > 1:

@@ -1,4 +1,8 @@
-"""``gpu-aware-mpi``: device buffers handed straight to MPI (CUDA-/ROCm-aware MPI)."""
+"""``gpu-aware-mpi``: device buffers handed straight to MPI (CUDA-/ROCm-aware MPI).
+
+Its ping-pong and bw loops are host's, compiled where numba-mpi is installed (payload.fastloop):
+the compiled loop hands MPI the device address as mpi4py does (the CUDA array interface) and
+makes the calls osu_latency -d cuda and osu_bw -d cuda make."""
 
 from ..capabilities import gpu_aware_mpi
 from ...errors import CapabilityError
@@ -13,8 +17,8 @@ class GpuAwareMpiMethod(HostMethod):
     name = "gpu-aware-mpi"
     backends = ("cupy", "numpy")
 
-    def __init__(self, ctx):
-        super().__init__(ctx)
+    def check_capability(self):
+        ctx = self.ctx
         if self.be.is_device:
             level, why = gpu_aware_mpi(ctx.MPI.Get_library_version())
             # every rank must agree, or one rank would hand device memory to MPI and crash

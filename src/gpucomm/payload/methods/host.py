@@ -5,12 +5,24 @@ each iteration is MPI_Start + MPI_Wait), so that no buffer is parsed or bound in
 loop; GPUCOMM_MPI_PERSISTENT=0 uses plain MPI_Send/MPI_Recv with pre-bound buffer specs.
 A ping-pong sample's loop binds the four calls once (ping_loop/answer_loop); the bw operation's
 window is ``window`` nonblocking messages into the same buffer, as osu_bw does.
+
+Where numba-mpi is installed, the ping-pong's and the bw operation's timed loops are compiled
+instead (payload.fastloop, --loop): one call per sample (per bw window), MPI_Send/MPI_Recv and
+MPI_Isend/MPI_Irecv/MPI_Waitall as osu_latency and osu_bw make them; the record's timed_loop
+says which loop ran and timed_loop_note why not the compiled one.
 """
 
 import os
 
+from ...constants import BW, COLLECTIVES, LOOP_MPI4PY, LOOP_NUMBA_MPI, MULTI_PINGPONG, PINGPONG
 from ...errors import GpucommError, collective
-from .base import TAG_DATA, Method
+from .. import fastloop
+from .base import TAG_DATA, TAG_DONE, Method
+
+#: the operations whose timed loop is the methods' ping_loop/answer_loop or send_window/
+#: recv_window: the ones a compiled loop serves (the others call one mpi4py collective, or
+#: run Python per iteration, e.g. the pair matrix's exchanges and delays)
+COMPILED_OPS = (PINGPONG, MULTI_PINGPONG, BW)
 
 
 def persistent_wanted():
@@ -78,16 +90,33 @@ class HostMpi:
     in host memory (host; staging after its device copy): persistent requests made on first
     use with a peer (each message is MPI_Start + MPI_Wait), or plain calls on pre-bound specs."""
 
-    def init_mpi(self):
+    def init_mpi(self, not_compiled=None):
+        """Collective: persistent or plain requests, and the timed loop (fastloop.choose;
+        ``not_compiled``: the method's reason why its loop cannot be compiled)."""
         self.persistent = persistent_wanted()
         self.request_style = "persistent" if self.persistent else "plain"
         self.p2p = None
+        op = self.ctx.op_name
+        if not_compiled is None and op not in COMPILED_OPS:
+            what = "one mpi4py collective call" if op in COLLECTIVES else "Python (pair schedule, exchanges)"
+            not_compiled = f"{op}: no compiled loop, each iteration is {what}"
+        self.fast, self.timed_loop_note = fastloop.choose(self.ctx, getattr(self.ctx, "loop", None) or
+                                                          "auto", not_compiled)
+        self.timed_loop = LOOP_MPI4PY if self.fast is None else LOOP_NUMBA_MPI
+        if self.fast is not None:
+            self.request_style = "plain"  # MPI_Send/MPI_Recv, MPI_Isend/MPI_Irecv: as OSU
 
     def bind(self, send, recv, nbytes):
         """Bind this size's host buffers (outside the timed loop)."""
         self.mb = MpiBuffers(self.ctx.MPI, send, recv, nbytes)
         self.close()
         self.p2p = PersistentP2P(self.comm, self.mb) if self.persistent else None
+        f = self.fast
+        if f is not None:  # the compiled loops' arguments but the peer, the count and n
+            status = fastloop.address(f.status)
+            self.fast_ping = (fastloop.address(send), fastloop.address(recv), nbytes, f.byte_h)
+            self.fast_tail = (TAG_DATA, f.comm_h, status)
+            self.fast_ack = (fastloop.address(f.token), TAG_DONE, status)
 
     def mpi_send(self, nbytes, peer):
         if self.p2p is not None:
@@ -123,7 +152,12 @@ class HostMpi:
         """``n`` pings with the four calls bound once (persistent requests: MPI_Start and
         MPI_Wait on two pre-bound requests; MPI_Startall/MPI_Waitall cost more from Python,
         mpi4py converts the request list in every call); the answer's receive is started right
-        after the ping leaves (off the critical path: the answer cannot come earlier)."""
+        after the ping leaves (off the critical path: the answer cannot come earlier).
+        Compiled (self.fast): MPI_Send, MPI_Recv, as osu_latency."""
+        if self.fast is not None:
+            f = self.fast
+            f.check(f.ping(*self.fast_ping, peer, *self.fast_tail, n), "ping")
+            return
         if self.p2p is None:
             send, recv, s, r = self.comm.Send, self.comm.Recv, self.mb.s, self.mb.r
             for _ in range(n):
@@ -140,7 +174,12 @@ class HostMpi:
 
     def mpi_answer_loop(self, nbytes, peer, n):
         """``n`` answers; the next ping's receive is started once the answer has left, so that
-        between a ping's arrival and its answer only the send is started."""
+        between a ping's arrival and its answer only the send is started.  Compiled:
+        MPI_Recv, MPI_Send."""
+        if self.fast is not None:
+            f = self.fast
+            f.check(f.answer(*self.fast_ping, peer, *self.fast_tail, n), "answer")
+            return
         if self.p2p is None:
             send, recv, s, r = self.comm.Send, self.comm.Recv, self.mb.s, self.mb.r
             for _ in range(n):
@@ -174,11 +213,26 @@ class HostMpi:
             reqs = [self.comm.Irecv(self.mb.r, source=peer, tag=TAG_DATA) for _ in range(window)]
         MPI.Request.Waitall(reqs)
 
+    def _fast_window(self, kind, peer, window):
+        """One window compiled: ``window`` x MPI_Isend (MPI_Irecv), MPI_Waitall and the
+        acknowledgement, in one call."""
+        f = self.fast
+        reqs, statuses = f.window_arrays(window)
+        send, recv, nbytes, byte = self.fast_ping
+        fn, buf = (f.send_windows, send) if kind == "send" else (f.recv_windows, recv)
+        tag, comm, _ = self.fast_tail
+        f.check(fn(buf, nbytes, byte, peer, tag, comm, fastloop.address(reqs), fastloop.address(statuses),
+                   window, *self.fast_ack, 1), f"bw window ({kind})")
+
     def mpi_send_window(self, nbytes, peer, window):
+        if self.fast is not None:
+            return self._fast_window("send", peer, window)
         self._mpi_window(peer, "send", window)
         self.ack_recv(peer)
 
     def mpi_recv_window(self, nbytes, peer, window):
+        if self.fast is not None:
+            return self._fast_window("recv", peer, window)
         self._mpi_window(peer, "recv", window)
         self.ack_send(peer)
 
@@ -210,7 +264,12 @@ class HostMethod(HostMpi, Method):
 
     def __init__(self, ctx):
         super().__init__(ctx)
+        self.check_capability()
         self.init_mpi()
+
+    def check_capability(self):
+        """Raise CapabilityError if this machine cannot run the method (before init_mpi compiles
+        anything)."""
 
     def prepare(self, nbytes):
         self.bind(self.sendbuf, self.recvbuf, nbytes)

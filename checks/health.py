@@ -3,6 +3,13 @@ every method the partition offers, few sizes, time-budgeted iterations (gpucomm.
 
 Perf variables ``<method>_latency_8B``, ``<method>_goodput_1MiB``, ``<method>_goodput_64MiB``;
 references in config/references/<system>.yaml under HealthCheck, by partition and operation.
+
+bw (checks/bw.py) is not swept here: the health mode must stay under 60 s on the reference node,
+its sessions took 41.4-52.1 s (bench/results/2026-11-30-nvidia-h200-x2: 12-health, 15-issue8-bw),
+and one more launch costs about what the ping-pong sweep's does, 9.0 s there, plus host's and
+staging's 64 MiB windows (10 windows of 8 at 7.3 and 5.4 GB/s: ~1.7 s) and the compiled loop's
+set-up (~1 s): 52-64 s.  The sweep runs it (SweepCheck pairs its ranks) once it fits:
+add "bw" below and its HealthCheck references.
 """
 
 import reframe as rfm

@@ -79,6 +79,8 @@ def job_script(case):
 #: reproduce no figure of the paper (tests/test_native.py covers them)
 NATIVE_CHECKS = ("OsuCheck", "OsuXcclCheck", "NcclTestsCheck")
 HEALTH_CHECKS = ("HealthCheck",)
+#: the bw check (checks/bw.py), tested in test_bw.py
+BW_CHECKS = ("BwCheck",)
 NOT_NATIVE = ("-x", "|".join(NATIVE_CHECKS))
 
 

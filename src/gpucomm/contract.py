@@ -72,6 +72,14 @@ PERF_POINTS = {
     "goodput_256MiB": (256 << 20, "goodput_GBps", "GB/s"),
     "goodput_1GiB": (1 << 30, "goodput_GBps", "GB/s"),
 }
+#: the bw operation's points (checks/bw.py): the time per message at 8 B (us, the record's median
+#: time: bw reports per message), goodput where a window of messages streams
+BW_PERF_POINTS = {
+    "msgtime_8B": (8, LATENCY, "us"),
+    "goodput_64MiB": PERF_POINTS["goodput_64MiB"],
+    "goodput_256MiB": PERF_POINTS["goodput_256MiB"],
+    "goodput_1GiB": PERF_POINTS["goodput_1GiB"],
+}
 COLLECTIVE_PERF_POINTS = dict(PERF_POINTS, busbw_1GiB=(1 << 30, "busbw_GBps", "GB/s"))
 #: the scaling checks' points: all-to-all at 2 MiB blocks (Fig. 9), all-reduce at 1 GiB (Fig. 10)
 SCALING_PERF_POINTS = {

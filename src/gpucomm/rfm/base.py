@@ -27,8 +27,8 @@ import reframe.utility.typecheck as typ
 from reframe.core.builtins import run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import ReframeError
 
-from ..constants import (ANY_PLACEMENT, CCL, COLLECTIVES, HOST, METHOD_REQUIREMENTS,
-                         MULTI_PINGPONG, PLACEMENTS, PYTHON_UNSET, Extras)
+from ..constants import (ANY_PLACEMENT, BW, CCL, COLLECTIVES, HOST, LOOP_AUTO, LOOP_CHOICES,
+                         METHOD_REQUIREMENTS, MULTI_PINGPONG, PLACEMENTS, PYTHON_UNSET, Extras)
 from ..contract import PERF_POINTS, RESULTS_FILE
 from ..errors import GpucommError
 from ..sizes import parse_sizes
@@ -74,6 +74,11 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
     budget = variable(float, value=0.0)
     #: the timed loop as a CUDA/HIP graph where the method allows it: auto, on, off
     graph = variable(str, value="auto")
+    #: bw: messages per window, the payload's --window (0: the payload's default, 64 as osu_bw)
+    window = variable(int, value=0)
+    #: the MPI methods' timed loop, the payload's --loop: auto (compiled where numba-mpi is
+    #: installed), numba-mpi (required), mpi4py
+    loop = variable(str, value=LOOP_AUTO)
     #: python interpreter for the payload ('' : the environment's extras['python'], else
     #: ReFrame's own)
     python = variable(str, value="")
@@ -166,13 +171,15 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
         except GpucommError as exc:
             raise ReframeError(f"-S sizes={self.sizes}: {exc}") from None
         for name, low in (("iters", 0), ("warmup", -1), ("batch", 0), ("budget", 0.0),
-                          ("ranks_per_node", 0), ("num_nodes", 1)):
+                          ("ranks_per_node", 0), ("num_nodes", 1), ("window", 0)):
             if not getattr(self, name) >= low:  # NaN fails too
                 raise ReframeError(f"-S {name}={getattr(self, name)}: must be >= {low}")
         if not math.isfinite(self.budget):
             raise ReframeError(f"-S budget={self.budget}: must be a finite number of seconds (0: no budget)")
         if self.graph not in ("auto", "on", "off"):
             raise ReframeError(f"-S graph={self.graph}: choose auto, on or off")
+        if self.loop not in LOOP_CHOICES:
+            raise ReframeError(f"-S loop={self.loop}: choose {', '.join(LOOP_CHOICES)}")
         self.check_service_level()
 
     def set_tasks(self):
@@ -246,6 +253,10 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
             opts += ["--budget", f"{self.budget:g}"]
         if self.graph != "auto":
             opts += ["--graph", self.graph]
+        if self.window > 0 and self.op == BW:
+            opts += ["--window", str(self.window)]
+        if self.loop != LOOP_AUTO:
+            opts += ["--loop", self.loop]
         limit_s = self.time_limit
         if limit_s:  # the payload's watchdog ends a hang before the scheduler does, saying where
             opts += ["--timeout", f"{max(30.0, 0.9 * float(limit_s) - 15):g}"]

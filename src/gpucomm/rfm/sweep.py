@@ -25,7 +25,7 @@ import reframe.utility.sanity as sn
 from reframe.core.builtins import variable
 from reframe.core.exceptions import ReframeError
 
-from ..constants import HOST, IPC_COPY, METHODS, PINGPONG
+from ..constants import BW, HOST, IPC_COPY, METHODS, PINGPONG
 from ..contract import HEALTH_PERF_POINTS, RESULTS_FILE, by_method_size
 from .availability import unavailable
 from .base import GpucommCheck
@@ -34,7 +34,7 @@ from .sanity import point_value, sweep_ok
 
 class SweepCheck(GpucommCheck):
     """Every offered method of one operation in one launch.  Subclasses give the ``operation``
-    (a parameter): pingpong on a pair of ranks, the others on every GPU of the node."""
+    (a parameter): pingpong and bw on a pair of ranks, the others on every GPU of the node."""
 
     #: the methods to run, comma-separated ('' : every method the partition/environment offers)
     methods = variable(str, value="")
@@ -44,10 +44,12 @@ class SweepCheck(GpucommCheck):
     budget = 0.25
     perf_points = HEALTH_PERF_POINTS
     time_limit = "5m"
+    #: bw's window, as checks/bw.py
+    window = 8
 
     def requirements(self):
         self.op = self.operation
-        self.all_gpus = self.operation != PINGPONG
+        self.all_gpus = self.operation not in (PINGPONG, BW)
         self.method_list = []
         return ["*"], ["+mpi"]
 

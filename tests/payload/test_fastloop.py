@@ -142,3 +142,15 @@ def test_address_of_host_and_device_arrays():
     class DeviceArray:  # what cupy exposes: the CUDA array interface
         __cuda_array_interface__ = {"data": (0x7F0000001000, False), "shape": (16,), "typestr": "|u1"}
     assert fastloop.address(DeviceArray()) == 0x7F0000001000
+
+
+def test_one_compile_serves_a_sweep(mpirun):
+    """host and gpu-aware-mpi in one launch: both time the compiled loop (compiled once)."""
+    _numba_mpi_installed()
+    run = mpirun(2, "pingpong", "--method", "host,gpu-aware-mpi", "--backend", "numpy", "--sizes", "8",
+                 "--iters", "20", extra_env=AUTO)
+    assert run.returncode == 0, run.stderr
+    from gpucomm.contract import parse_output
+    records, summary = parse_output(run.stdout)
+    assert summary["ok"] and [(r["method"], r[TIMED_LOOP]) for r in records] == [
+        ("host", LOOP_NUMBA_MPI), ("gpu-aware-mpi", LOOP_NUMBA_MPI)]

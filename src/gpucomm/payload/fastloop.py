@@ -159,8 +159,16 @@ def _compile(numba, lib, MPI):
     return (ping, answer, send_windows, recv_windows), request_bytes
 
 
+#: communicator handle -> its FastLoop: the methods of one launch (a sweep) compile once
+_LOADED = {}
+
+
 def load(MPI, comm):
-    """This rank's compiled loops (a FastLoop); CapabilityError says why not."""
+    """This rank's compiled loops (a FastLoop, compiled once per launch and communicator);
+    CapabilityError says why not."""
+    key = _handle(MPI, comm)
+    if key in _LOADED:
+        return _LOADED[key]
     try:
         import numba
         import numba_mpi.common as numba_mpi_common
@@ -174,7 +182,8 @@ def load(MPI, comm):
     except Exception as exc:  # numba's typing or lowering errors, a symbol missing
         raise CapabilityError(f"numba could not compile the MPI loops: {type(exc).__name__}: "
                               f"{str(exc).splitlines()[0] if str(exc) else ''}") from None
-    return FastLoop(MPI, comm, functions, request_bytes)
+    loop = _LOADED[key] = FastLoop(MPI, comm, functions, request_bytes)
+    return loop
 
 
 def choose(ctx, wanted, not_here=None):

@@ -67,8 +67,10 @@ FIGURES = {
 #: checks without a figure of the paper: PairMatrixCheck's references are per pair class
 #: (gpucomm.rfm_pairs), measured on the node class (local.yaml), not generated here;
 #: HealthCheck's points (8 B, 1 MiB, 64 MiB) are mostly sizes the paper did not measure: its
-#: references come from repeated healthy runs of the node class (gpucomm tolerances)
-NO_FIGURE = ("PairMatrixCheck", "HealthCheck")
+#: references come from repeated healthy runs of the node class (gpucomm tolerances); BwCheck's
+#: operation (osu_bw's window) is not one the paper measured: its references are the node class's
+#: (local.yaml)
+NO_FIGURE = ("PairMatrixCheck", "HealthCheck", "BwCheck")
 #: check class -> its perf variables (gpucomm.rfm) where not its operation's usual ones
 PERF_POINTS_OF = {"AllToAllScalingCheck": SCALING_PERF_POINTS,
                   "AllReduceScalingCheck": SCALING_PERF_POINTS}

@@ -258,7 +258,7 @@ def test_alps_nvshmem_job_script(dry_runs, nodes):
     transport, provider cxi, as cscs-docs' nvshmem.md sets it up): the exports before the
     preflight and the launch, every check that offers the method."""
     cases = [c for c in dry_runs["alps"] if c["method"] == "nvshmem" and nodes_of(c) == nodes]
-    assert {check_name(c) for c in cases} == {"PingPongCheck", "AllReduceCheck", "AllToAllCheck"}
+    assert {check_name(c) for c in cases} == {"PingPongCheck", "BwCheck", "AllReduceCheck", "AllToAllCheck"}
     for case in cases:
         assert case["result"] == "pass", f"{case['display_name']}: {case['fail_reason']}"
         lines = job_script(case).splitlines()

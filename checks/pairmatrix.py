@@ -3,6 +3,10 @@ between every ordered pair and bidirectional exchange of every pair, one pair at
 all disjoint pairs at once, by ipc-copy, ccl, gpu-aware-mpi and nvshmem (host: host ranks, for
 CPU nodes and CI).  Fails naming each pair below its class's reference (gpucomm.rfm_pairs);
 ``-S sizes=...`` (default 8,1M,256M) sets the sweep.
+
+The health mode runs the pair matrix of every method but nvshmem: the health budget is 60 s per
+node and nvshmem's matrix cost 8.6 s on the 2x H200 node (bench/results 19-nvshmem: 72 s with it);
+nvshmem stays in the health sweeps (checks/health.py) and its pair matrix runs in acceptance.
 """
 
 import reframe as rfm
@@ -17,4 +21,5 @@ class PairMatrixCheck(PairMatrixBase):
 
     @run_after("init")
     def in_health_mode(self):
-        self.tags |= {"health"}  # a node with one slow pair must fail the nightly run
+        if self.method != "nvshmem":  # see the module's docstring
+            self.tags |= {"health"}  # a node with one slow pair must fail the nightly run

@@ -154,3 +154,17 @@ def test_one_compile_serves_a_sweep(mpirun):
     records, summary = parse_output(run.stdout)
     assert summary["ok"] and [(r["method"], r[TIMED_LOOP]) for r in records] == [
         ("host", LOOP_NUMBA_MPI), ("gpu-aware-mpi", LOOP_NUMBA_MPI)]
+
+
+def test_gpu_aware_mpi_keeps_mpi4py_loop_on_device_buffers_under_auto():
+    """The compiled loop measured slower on device buffers (19-nvshmem-bw): auto keeps mpi4py's,
+    an explicit --loop numba-mpi still gets the compiled one, host buffers are compiled."""
+    from types import SimpleNamespace as NS
+
+    from gpucomm.payload.methods.gpu_aware_mpi import NOT_COMPILED_DEVICE, GpuAwareMpiMethod
+
+    def why(is_device, loop):
+        return GpuAwareMpiMethod.not_compiled(NS(be=NS(is_device=is_device), ctx=NS(loop=loop)))
+
+    assert why(True, "auto") == NOT_COMPILED_DEVICE and why(True, None) == NOT_COMPILED_DEVICE
+    assert why(True, LOOP_NUMBA_MPI) is None and why(False, "auto") is None

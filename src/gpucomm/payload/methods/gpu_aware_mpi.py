@@ -1,12 +1,18 @@
 """``gpu-aware-mpi``: device buffers handed straight to MPI (CUDA-/ROCm-aware MPI).
 
-Its ping-pong and bw loops are host's, compiled where numba-mpi is installed (payload.fastloop):
-the compiled loop hands MPI the device address as mpi4py does (the CUDA array interface) and
-makes the calls osu_latency -d cuda and osu_bw -d cuda make."""
+Its ping-pong and bw loops are host's. On device buffers they stay mpi4py's under --loop auto:
+the compiled loop (payload.fastloop, --loop numba-mpi) hands MPI the device address as mpi4py
+does and makes the calls osu_latency -d cuda makes, but measured slower at 8 B on the 2x H200
+node (16.4-19.1 us against 10.0-10.5 us; bench/results 19-nvshmem-bw)."""
 
 from ..capabilities import gpu_aware_mpi
 from ...errors import CapabilityError
 from .host import HostMethod
+from ...constants import LOOP_NUMBA_MPI
+
+#: why --loop auto keeps mpi4py's loop on device buffers (see the module's docstring)
+NOT_COMPILED_DEVICE = ("device buffers: the compiled loop measured slower at 8 B than mpi4py's "
+                       "(--loop numba-mpi forces it)")
 
 # what each operation needs from the MPI (see capabilities.gpu_aware_mpi)
 NEEDED = {"pingpong": "p2p", "bw": "p2p", "multi-pingpong": "p2p", "pair-matrix": "p2p", "allreduce": "full", "alltoall": "full"}
@@ -16,6 +22,11 @@ _RANK = {"none": 0, "p2p": 1, "full": 2}
 class GpuAwareMpiMethod(HostMethod):
     name = "gpu-aware-mpi"
     backends = ("cupy", "numpy")
+
+    def not_compiled(self):
+        if self.be.is_device and getattr(self.ctx, "loop", None) != LOOP_NUMBA_MPI:
+            return NOT_COMPILED_DEVICE
+        return None
 
     def check_capability(self):
         ctx = self.ctx

@@ -265,7 +265,11 @@ class HostMethod(HostMpi, Method):
     def __init__(self, ctx):
         super().__init__(ctx)
         self.check_capability()
-        self.init_mpi()
+        self.init_mpi(not_compiled=self.not_compiled())
+
+    def not_compiled(self):
+        """Why this method's loop stays mpi4py's under --loop auto (None: it may be compiled)."""
+        return None
 
     def check_capability(self):
         """Raise CapabilityError if this machine cannot run the method (before init_mpi compiles

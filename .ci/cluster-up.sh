@@ -130,6 +130,7 @@ done
 } >"$STATE/hosts"
 for i in $(seq "$NODES"); do
     n=$(node_name "$i")
+    mkdir -p "$STATE/tmp/$n"
     ip netns add "$n"; record netns "$n"
     ip link add "gcv$i" type veth peer name eth0 netns "$n"; record link "gcv$i"
     ip link set "gcv$i" master "gcbr$(leaf_of "$i")" up
@@ -159,6 +160,9 @@ SlurmdUser=root
 AuthType=auth/munge
 StateSaveLocation=$STATE/ctld
 SlurmdSpoolDir=$STATE/spool/%n
+# node-local temporary space: the PMIx plugin puts its client directory (spmix_appdir_*) there,
+# which must not be shared between the "nodes" (they share /tmp)
+TmpFS=$STATE/tmp/%n
 SlurmctldPidFile=$STATE/pids/slurmctld.pid
 SlurmdPidFile=$STATE/pids/slurmd.%n.pid
 SlurmctldLogFile=$STATE/log/slurmctld.log

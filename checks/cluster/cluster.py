@@ -23,18 +23,31 @@ from reframe.utility import import_module_from_file
 from gpucomm.rfm import RESULTS_FILE, GpucommCheck
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
+_REFERENCES = os.path.join(_HERE, os.pardir, os.pardir, "config", "references")
 _internode = import_module_from_file(os.path.join(_HERE, os.pardir, "internode.py"))
 _pairmatrix = import_module_from_file(os.path.join(_HERE, os.pardir, "pairmatrix.py"))
+
+
+def _reference_file(self):
+    """GpucommCheck.reference_file, whose default directory is config/references/ next to the
+    check's own directory (checks/): from checks/cluster/ that is one level further up."""
+    found = GpucommCheck.reference_file(self)
+    if found:
+        return found
+    path = os.path.abspath(os.path.join(_REFERENCES, f"{self.current_system.name}.yaml"))
+    return path if os.path.exists(path) else None
 
 
 @rfm.simple_test
 class HostAllToAllScalingCheck(_internode.AllToAllScalingCheck):
     method = parameter(["host"])
+    reference_file = _reference_file
 
 
 @rfm.simple_test
 class HostAllReduceScalingCheck(_internode.AllReduceScalingCheck):
     method = parameter(["host"])
+    reference_file = _reference_file
 
 
 @rfm.simple_test
@@ -42,6 +55,7 @@ class NodePairMatrixCheck(_pairmatrix.PairMatrixCheck):
     method = parameter(["host"])
     num_nodes = 4
     ranks_per_node = 1
+    reference_file = _reference_file
 
     def skip_reason(self):
         # the pair matrix's own rule (one node) does not apply: the pairs are nodes here

@@ -78,8 +78,6 @@ CLUSTER = {
         ["OMPI_MCA_btl", "self,tcp"],
         ["OMPI_MCA_btl_tcp_if_include", "10.77.0.0/24"],
         ["OMPI_MCA_oob_tcp_if_include", "10.77.0.0/24"],
-        # more ranks than CPUs: a waiting rank yields instead of spinning
-        ["OMPI_MCA_mpi_yield_when_idle", "1"],
     ],
     "extras": {
         "launcher_options": ["--mpi=pmix"],

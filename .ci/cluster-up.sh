@@ -181,6 +181,8 @@ SlurmdParameters=config_overrides
 # a node whose slurmd died is DOWN (and its jobs NODE_FAIL) within ~20 s
 SlurmdTimeout=15
 InactiveLimit=0
+# a job whose node failed ends there (NODE_FAIL) instead of being requeued
+JobRequeue=0
 KillWait=5
 MinJobAge=300
 CONF

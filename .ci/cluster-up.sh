@@ -53,6 +53,14 @@ if [ "$NODES" -lt 2 ] || [ "$LEAVES" -lt 1 ] || [ "$LEAVES" -gt "$NODES" ] || [ 
     echo "cluster-up: need 2 <= nodes <= 200 and 1 <= leaves <= nodes" >&2
     exit 2
 fi
+if [ -s "$STATE/created" ]; then  # a cluster that was never torn down: its own record says what
+    log "tearing down the stale cluster recorded in $STATE/created"
+    bash "$HERE/cluster-down.sh"
+fi
+if ip link show gcbr0 >/dev/null 2>&1; then
+    echo "cluster-up: bridge gcbr0 exists already, not made by a cluster recorded in $STATE" >&2
+    exit 1
+fi
 for i in $(seq "$NODES"); do
     if ip netns list | grep -qw "gcn$i" || ip link show "gcv$i" >/dev/null 2>&1; then
         echo "cluster-up: netns/link of gcn$i exists already (a cluster not torn down?): bash .ci/cluster-down.sh" >&2

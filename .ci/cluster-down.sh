@@ -10,6 +10,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/cluster-lib.sh"
 
 [ -d "$STATE" ] || exit 0
+lock_slurm cluster-down
 for pidfile in "$STATE"/pids/slurmd.*.pid; do
     [ -e "$pidfile" ] || continue
     stop_pidfile "$pidfile" "$(basename "$pidfile" .pid)"
@@ -26,6 +27,11 @@ if [ -s "$STATE/created" ]; then
     done
 fi
 stop_pidfile "$STATE/pids/slurmctld.pid" slurmctld
+if [ -s "$STATE/pids/munged.pid" ] && alive "$ONE_NODE_STATE/slurmctld.pid"; then
+    # the one-node cluster still runs on our munged: it owns it now (slurm-down.sh stops it)
+    mv "$STATE/pids/munged.pid" "$ONE_NODE_STATE/munged.pid"
+    echo "cluster-down: munged left to the one-node cluster ($ONE_NODE_STATE)"
+fi
 stop_pidfile "$STATE/pids/munged.pid" munged
 
 if [ -s "$STATE/created" ]; then

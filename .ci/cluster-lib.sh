@@ -12,9 +12,13 @@
 #   node i         netns gcn<i> + UTS namespace (hostname gcn<i>), eth0 10.77.0.<10+i>, its host end
 #                  veth gcv<i> on its leaf bridge; its own slurmd (SlurmdPort 6918)
 #   ports          SlurmctldPort 6917, SlurmdPort 6918: the one-node cluster of slurm-up.sh
-#                  (6817/6818, /etc/slurm/slurm.conf) can run at the same time
+#                  (6817/6818, /etc/slurm/slurm.conf, state in $GPUCOMM_SLURM_DIR) can run at the
+#                  same time; the two share munged (the one that started it owns it; the last one
+#                  down stops it) and a lock ($SLURM_LOCK): no two up/down scripts run at once
 
 STATE=${GPUCOMM_CLUSTER_DIR:-/tmp/gpucomm-cluster}
+ONE_NODE_STATE=${GPUCOMM_SLURM_DIR:-/tmp/gpucomm-slurm}   # .ci/slurm-up.sh's
+SLURM_LOCK=/tmp/gpucomm-slurm-ci.lock                     # taken by all four up/down scripts
 CONF=$STATE/slurm.conf
 NET=10.77.0
 CTL_ADDR=$NET.254
@@ -22,6 +26,17 @@ CTL_NAME=gcctl
 CTL_PORT=6917
 SLURMD_PORT=6918
 export SLURM_CONF=$CONF
+
+lock_slurm() {  # lock_slurm WHO: wait (up to 10 min) until no other up/down script runs
+    [ -n "${GPUCOMM_SLURM_LOCK_HELD:-}" ] && return 0   # a child of the holder (cluster-up's trap)
+    exec 9>>"$SLURM_LOCK"
+    flock -w 600 9 || { echo "$1: another Slurm up/down script holds $SLURM_LOCK" >&2; exit 1; }
+    export GPUCOMM_SLURM_LOCK_HELD=1
+}
+
+alive() {  # alive PIDFILE: whether the process of a pid file runs
+    [ -s "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null
+}
 
 node_name() { echo "gcn$1"; }
 node_addr() { echo "$NET.$((10 + $1))"; }

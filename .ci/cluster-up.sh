@@ -45,7 +45,8 @@ if [ "$(id -u)" != 0 ]; then
     echo "cluster-up: must run as root (namespaces, bridges, daemons)" >&2
     exit 1
 fi
-if [ -f "$STATE/pids/slurmctld.pid" ] && kill -0 "$(cat "$STATE/pids/slurmctld.pid")" 2>/dev/null; then
+lock_slurm cluster-up
+if alive "$STATE/pids/slurmctld.pid"; then
     log "already running (state in $STATE; bash .ci/cluster-down.sh first to change it)"
     exit 0
 fi

@@ -22,6 +22,12 @@ if [ "$(id -u)" != 0 ]; then
     exit 1
 fi
 
+# no other up/down script at once (.ci/cluster-lib.sh's lock; the 4-node cluster shares munged)
+if [ -z "${GPUCOMM_SLURM_LOCK_HELD:-}" ]; then
+    exec 9>>/tmp/gpucomm-slurm-ci.lock
+    flock -w 600 9 || { echo "slurm-up: another Slurm up/down script holds the lock" >&2; exit 1; }
+fi
+
 if [ -f "$STATE/slurmctld.pid" ] && kill -0 "$(cat "$STATE/slurmctld.pid")" 2>/dev/null; then
     log "already running (pid files in $STATE)"
     exit 0

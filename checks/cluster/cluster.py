@@ -45,9 +45,12 @@ class NodePairMatrixCheck(PairMatrixBase):
     method = parameter([HOST])
     num_nodes = 4
     ranks_per_node = 1
-    #: small sizes: the nodes' links are slow (the cluster's inter-switch links: 50 Mbit/s)
+    #: small sizes, 2 warm-up iterations and a time budget per size (as the health mode): the
+    #: nodes' links can be slow (the CI cluster's inter-switch links: 50 Mbit/s, 40 ms per 256 KiB)
     sizes = "8,256K"
     perf_sizes = "256K"
+    budget = 0.25
+    warmup = 2
 
     def more_tags(self):
         return super().more_tags() | {"health"}  # a slow node pair must fail the nightly run

@@ -9,7 +9,7 @@ cluster the Slurm commands talk to (SLURM_CONF):
     bash .ci/slurm-down.sh
 
 * the 4-node cluster with 2 leaf switches (partition ``cluster``; .ci/cluster-up.sh writes its
-  own slurm.conf, marked on its first line, and SLURM_CONF points at it)::
+  own slurm.conf, marked on its first line, and SLURM_CONF points at it; docs/ci-cluster.md)::
 
     bash .ci/cluster-up.sh                                 # 4 netns nodes, topology/tree
     export SLURM_CONF=/tmp/gpucomm-cluster/slurm.conf

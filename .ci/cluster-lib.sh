@@ -50,7 +50,7 @@ start_slurmd() {  # start_slurmd NAME: the node's slurmd in its netns, own hostn
     mkdir -p "$STATE/spool/$n"
     # nsenter, not `ip netns exec`: that one remounts /sys, hiding the cgroup mounts slurmd needs
     nsenter --net="/run/netns/$n" -- unshare --uts --mount --propagation private -- sh -c \
-        "mount --bind '$STATE/hosts' /etc/hosts && hostname '$n' && exec /usr/sbin/slurmd -f '$CONF' -N '$n'"
+        "mount --bind '$STATE/hosts' /etc/hosts && hostname '$n' && exec /usr/sbin/slurmd -f '$CONF' -N '$n'" 9>&-  # not the up/down lock
 }
 
 stop_pidfile() {  # stop_pidfile FILE WHAT: SIGTERM, up to 10 s, SIGKILL; remove the file

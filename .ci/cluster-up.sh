@@ -98,7 +98,7 @@ fi
 if ! munge -n 2>/dev/null | unmunge >/dev/null 2>&1; then
     log "starting munged"
     rm -f /run/munge/munged.pid
-    runuser -u munge -- /usr/sbin/munged
+    runuser -u munge -- /usr/sbin/munged 9>&-  # daemons never hold the up/down lock
     for _ in $(seq 50); do [ -s /run/munge/munged.pid ] && break; sleep 0.1; done
     cp /run/munge/munged.pid "$STATE/pids/munged.pid"
 fi
@@ -210,7 +210,7 @@ ENV
 # -- daemons: slurmctld in the host netns under its own hostname, a slurmd per node namespace
 log "starting slurmctld and $NODES slurmd (logs in $STATE/log)"
 unshare --uts --mount --propagation private -- sh -c \
-    "mount --bind '$STATE/hosts' /etc/hosts && hostname '$CTL_NAME' && exec /usr/sbin/slurmctld -f '$CONF'"
+    "mount --bind '$STATE/hosts' /etc/hosts && hostname '$CTL_NAME' && exec /usr/sbin/slurmctld -f '$CONF'" 9>&-
 for i in $(seq "$NODES"); do start_slurmd "$(node_name "$i")"; done
 
 for t in $(seq 90); do

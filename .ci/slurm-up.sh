@@ -58,7 +58,7 @@ fi
 if ! munge -n 2>/dev/null | unmunge >/dev/null 2>&1; then
     log "starting munged"
     rm -f /run/munge/munged.pid
-    runuser -u munge -- /usr/sbin/munged
+    runuser -u munge -- /usr/sbin/munged 9>&-  # daemons never hold the up/down lock
     # munged writes its pid file as the munge user; keep a copy for slurm-down.sh
     for _ in $(seq 50); do [ -s /run/munge/munged.pid ] && break; sleep 0.1; done
     cp /run/munge/munged.pid "$STATE/munged.pid"
@@ -102,8 +102,8 @@ PartitionName=ci Nodes=localhost Default=YES MaxTime=60 State=UP OverSubscribe=N
 EOF
 
 log "starting slurmctld and slurmd (logs in $STATE/log)"
-/usr/sbin/slurmctld -f "$CONF"
-/usr/sbin/slurmd -f "$CONF" -N localhost
+/usr/sbin/slurmctld -f "$CONF" 9>&-
+/usr/sbin/slurmd -f "$CONF" -N localhost 9>&-
 
 # -- wait until the node is idle
 for i in $(seq 60); do

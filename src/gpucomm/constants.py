@@ -91,6 +91,7 @@ class Extras:
     SERVICE_LEVEL_VARS = "service_level_vars"      # partition (InfiniBand): variables taking the SL
     MULTI_PINGPONG = "multi_pingpong"              # partition: the paper's two-node layout
     NVSHMEM_REMOTE_TRANSPORT = "nvshmem_remote_transport"  # environment: NVSHMEM between nodes
+    TOPOLOGY = "topology"                          # partition: Slurm's topology plugin ('tree')
 
 
 #: extras['python'] of a site whose payload interpreter was not given (GPUCOMM_PYTHON unset):

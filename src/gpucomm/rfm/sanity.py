@@ -31,6 +31,34 @@ def payload_error(stderr_path):
     return first_error(_read(stderr_path))
 
 
+#: what Slurm's srun and slurmstepd print when a job step ended under the payload: a node that
+#: failed (its slurmd gone), a cancellation with its cause (node failure, time limit), a task
+#: that a signal ended (before the payload could say anything, e.g. a crash in MPI_Init)
+_SLURM_NODE_FAILURE = re.compile(r"srun: error: Node failure on (\S+)")
+_SLURM_CANCELLED = re.compile(r"\*\*\* ((?:JOB|STEP) \S+) ON (\S+) CANCELLED AT \S+ (DUE TO [A-Z ]*[A-Z])")
+_SLURM_TASK_SIGNAL = re.compile(r"srun: error: (\S+): tasks? ([\d,-]+): (Segmentation fault|Bus error|"
+                                r"Aborted|Illegal instruction|Floating point exception)")
+
+
+def scheduler_error(stderr_path):
+    """Why Slurm ended the job under the payload, from the job's stderr ('node failure on gcn3',
+    'step 17.0 on gcn1 cancelled due to time limit', 'task 3 on gcn4: segmentation fault'),
+    or ''."""
+    text = _read(stderr_path)
+    failed = _SLURM_NODE_FAILURE.search(text)
+    if failed:
+        return f"Slurm: node failure on {failed.group(1)}"
+    cancelled = _SLURM_CANCELLED.search(text)
+    if cancelled:
+        what, where, why = cancelled.groups()
+        return f"Slurm: {what.lower()} on {where} cancelled {why.lower()}"
+    signalled = _SLURM_TASK_SIGNAL.search(text)
+    if signalled:
+        where, task, what = signalled.groups()
+        return f"Slurm: task {task} on {where}: {what.lower()}"
+    return ""
+
+
 #: lines of a job's stderr that say nothing: blank, rules (Open MPI frames its messages in
 #: dashes), a traceback's frames (its exception line is kept)
 _NOISE = re.compile(r"^\s*$|^[\s\-=*_#]+$|^\s+File \"|^Traceback \(most recent call last\):")
@@ -62,11 +90,12 @@ def stderr_excerpt(stderr_path, lines=3, width=400):
 
 
 def not_finished_reason(stderr_path):
-    """Why a launch gave no GPUCOMM-DONE line: the payload's own error line, else the first
+    """Why a launch gave no GPUCOMM-DONE line: Slurm's reason and the payload's own error line,
+    where either said one, else the first
     meaningful lines of the job's stderr, else that it crashed or was killed without a word."""
-    said = payload_error(stderr_path)
+    said = [r for r in (scheduler_error(stderr_path), payload_error(stderr_path)) if r]
     if said:
-        return said
+        return "; ".join(said)
     excerpt = stderr_excerpt(stderr_path)
     where = os.path.basename(str(stderr_path))
     if excerpt:
@@ -202,11 +231,13 @@ def sweep_ok(stdout, stderr, methods, sizes, launches_expected=1):
 
 
 @sn.deferrable
-def placement_ok(results_path, wanted):
+def placement_ok(results_path, wanted, topology=None):
     """True if the payload's nodes sit where ``wanted`` (a placement) asked; a SanityError naming
     the nodes and their distance where they do not; and a skip (SkipTestError, which ReFrame
     takes in the sanity stage too) naming the reason where the job cannot tell (distance
-    'unknown', e.g. no SLURM_TOPOLOGY_ADDR): an unconfirmed placement is never a pass."""
+    'unknown', e.g. no SLURM_TOPOLOGY_ADDR): an unconfirmed placement is never a pass.  Where
+    the partition says Slurm reports the topology (``topology``, its extras['topology'], e.g.
+    'tree'), an unknown placement is a SanityError: something hid what Slurm said."""
     if wanted == ANY_PLACEMENT:
         return True
     try:
@@ -215,6 +246,10 @@ def placement_ok(results_path, wanted):
     except (OSError, ValueError, KeyError) as exc:
         raise SanityError(f"no placement record in {os.path.basename(results_path)}: {exc}")
     got = placement["distance"]
+    if got == "unknown" and topology:
+        raise SanityError(f"placement {wanted} asked for, but the job cannot confirm it "
+                          f"({placement.get('source', 'no topology information')}) on a partition "
+                          f"whose Slurm reports its topology (extras['topology'] = {topology})")
     if got == "unknown":
         raise SkipTestError(f"placement {wanted} asked for, but the job cannot confirm it "
                             f"({placement.get('source', 'no topology information')}): give the "

@@ -10,6 +10,10 @@ and one more launch costs about what the ping-pong sweep's does, 9.0 s there, pl
 staging's 64 MiB windows (10 windows of 8 at 7.3 and 5.4 GB/s: ~1.7 s) and the compiled loop's
 set-up (~1 s): 52-64 s.  The sweep runs it (SweepCheck pairs its ranks) once it fits:
 add "bw" below and its HealthCheck references.
+
+nvshmem is left out unless ``-S methods`` names it: in the sweep's short, time-budgeted runs on
+the reference node its 8 B latency ranged 4-1360 us and its 64 MiB goodput 44-365 GB/s between
+sessions (bench/results/2026-11-30-nvidia-h200-x2/19-nvshmem-bw), so it cannot judge a node yet.
 """
 
 import reframe as rfm
@@ -21,3 +25,5 @@ from gpucomm.rfm import SweepCheck
 @rfm.simple_test
 class HealthCheck(SweepCheck):
     operation = parameter(["pingpong", "allreduce", "alltoall"])
+    not_by_default = {"nvshmem": "not in the health mode by default (erratic in the short sweep: "
+                                 "checks/health.py); -S methods=... naming it runs it"}

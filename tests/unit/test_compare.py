@@ -53,7 +53,7 @@ def test_host_pair_from_captured_outputs(tmp_path):
     assert all(c[:5] == ["mpirun", "-np", "2", "--mca", "pml"] for c in calls)
     lat, bw = rows
     assert lat["payload"] == pytest.approx(2.860249423974892) and lat["native"] == 0.26
-    assert lat["criterion"] == "<= osu_latency + 0.5 us" and lat["result"] == "FAIL"  # Python on 2 vCPUs
+    assert lat["criterion"] == "<= osu_latency + 0.1 us" and lat["result"] == "FAIL"  # Python on 2 vCPUs
     assert bw["native"] == pytest.approx(3.956) and bw["ratio"] == pytest.approx(5.905059796330801 / 3.956)
     assert bw["criterion"] == "" and bw["result"] == "" and bw["runs"] == "2/2"
     md = compare.markdown(rows, not_run)
@@ -207,7 +207,12 @@ def test_the_reference_node_tables_from_their_raw_outputs(tmp_path, only, sizes,
     run = subprocess.run([sys.executable, str(REPO / "bench" / "compare"), "--from-raw", "--out",
                           str(tmp_path / table), "--only", only, "--sizes", sizes, "--iters", str(iters),
                           "--warmup", str(warmup), "--repeats", "3"], capture_output=True, text=True, timeout=120)
-    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.returncode == (1 if table == "compare-host" else 0), run.stdout + run.stderr
     made = (tmp_path / table / "compare.md").read_text()
-    assert made == (results / f"{table}.md").read_text()
-    assert "FAIL" not in made and made.count("PASS") == (19 if table == "compare" else 1)
+    want = (results / f"{table}.md").read_text()
+    if table == "compare-host":  # judged then against +0.5 us; issue 21 asks for 0.1 us: 0.26 over fails
+        want = want.replace("<= osu_latency + 0.5 us | PASS", "<= osu_latency + 0.1 us | FAIL")
+        assert made == want and made.count("FAIL") == 1 and "PASS" not in made
+        return
+    assert made == want
+    assert "FAIL" not in made and made.count("PASS") == 19

@@ -68,7 +68,7 @@ FIGURES = {
 #: (gpucomm.rfm_pairs), measured on the node class (local.yaml), not generated here;
 #: HealthCheck's points (8 B, 1 MiB, 64 MiB) are mostly sizes the paper did not measure: its
 #: references come from repeated healthy runs of the node class (gpucomm tolerances)
-NO_FIGURE = ("PairMatrixCheck", "HealthCheck")
+NO_FIGURE = ("PairMatrixCheck", "HealthCheck", "NoiseCheck")
 #: check class -> its perf variables (gpucomm.rfm) where not its operation's usual ones
 PERF_POINTS_OF = {"AllToAllScalingCheck": SCALING_PERF_POINTS,
                   "AllReduceScalingCheck": SCALING_PERF_POINTS}

@@ -46,7 +46,7 @@ from reframe.core.launchers.mpi import SrunLauncher
 
 from ..constants import (AGGRESSOR, ALLREDUCE, HOST, METHODS, NOISE_LAYOUTS, OTHER_SWITCHES,
                          PINGPONG, SERVICE_LEVEL_TARGETS, Extras)
-from ..contract import parse_output, record_value
+from ..contract import NOISE_FILES, parse_output, record_value
 from ..errors import GpucommError
 from ..sizes import parse_size, size_label
 from .availability import unavailable
@@ -56,9 +56,8 @@ from .sanity import _read, launches, payload_error, preflight_ok
 #: the victim's nodes (a pair; an all-reduce uses every GPU of both)
 VICTIM_NODES = 2
 #: the files of one noise job (stage directory)
-QUIET_JSON, NOISY_JSON = "gpucomm_quiet.json", "gpucomm_noisy.json"
+QUIET_JSON, NOISY_JSON, AGGRESSOR_JSON = (NOISE_FILES[k] for k in ("quiet", "noisy", "aggressor"))
 AGGRESSOR_OUT, AGGRESSOR_ERR = "gpucomm_aggressor.out", "gpucomm_aggressor.err"
-AGGRESSOR_JSON = "gpucomm_aggressor.json"
 READY_FILE, STOP_FILE = "gpucomm_aggressor.ready", "gpucomm_aggressor.stop"
 VICTIM_OPS = (PINGPONG, ALLREDUCE)
 PATTERNS = ("streams", "alltoall")

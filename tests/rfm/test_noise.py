@@ -77,8 +77,10 @@ def _local(tmp_path, *args, name="NoiseCheck%method=host%victim=pingpong%layout=
     return run, report_cases(report)
 
 
-def test_local_emulated_victim_and_aggressor(tmp_path):
-    run, (case,) = _local(tmp_path, "--mode", "noise", *LOCAL)
+@pytest.mark.parametrize("victim", ["pingpong", "allreduce"])
+def test_local_emulated_victim_and_aggressor(tmp_path, victim):
+    run, (case,) = _local(tmp_path, "--mode", "noise", *LOCAL,
+                          name=f"NoiseCheck%method=host%victim={victim}%layout=apart")
     assert run.returncode == 0, run.stdout[-3000:]
     assert case["result"] == "pass", case["fail_reason"]
     out = case["outputdir"]
@@ -110,6 +112,14 @@ def test_aggressor_that_stops_before_the_victim_fails_the_check(tmp_path):
     assert case["result"] == "fail" and case["fail_phase"] == "sanity"
     assert "the aggressor ended (duration" in case["fail_reason"]
     assert "raise -S aggressor_duration" in case["fail_reason"]
+
+
+def test_aggressor_that_cannot_start_fails_with_its_reason(tmp_path):
+    run, (case,) = _local(tmp_path, "--mode", "noise", *LOCAL, "-S", "aggressor_size=1T")
+    assert case["result"] == "fail" and case["fail_phase"] == "sanity"
+    reason = case["fail_reason"]
+    assert "the noisy victim run did not finish: the aggressor did not start its load" in reason
+    assert "the aggressor failed: rank 0: --sizes up to 1099511627776 B needs" in reason
 
 
 def test_bad_aggressor_options(tmp_path):

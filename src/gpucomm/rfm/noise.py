@@ -149,7 +149,16 @@ def aggressor_run(stagedir):
 
 @sn.deferrable
 def noise_ok(stdout, stderr, stagedir, sizes):
-    victim_runs(stdout, stderr, sizes)
+    """True if both victim runs and the aggressor did what they should; else a SanityError with
+    the reason (the aggressor's own too where a victim run is missing because of it)."""
+    try:
+        victim_runs(stdout, stderr, sizes)
+    except SanityError as exc:
+        try:
+            aggressor_run(stagedir)
+        except SanityError as why:
+            raise SanityError(f"{exc}; {why}") from None
+        raise
     aggressor_run(stagedir)
     return True
 

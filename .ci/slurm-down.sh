@@ -21,8 +21,21 @@ stop() {  # stop NAME: SIGTERM the pid in $STATE/NAME.pid, wait up to 10 s, then
     rm -f "$pidfile"
 }
 
+# no other up/down script at once (.ci/cluster-lib.sh's lock)
+if [ -z "${GPUCOMM_SLURM_LOCK_HELD:-}" ]; then
+    exec 9>>/tmp/gpucomm-slurm-ci.lock
+    flock -w 600 9 || echo "slurm-down: waited 10 min for the Slurm lock; going on" >&2
+fi
+
 stop slurmd
 stop slurmctld
+CLUSTER_PIDS=${GPUCOMM_CLUSTER_DIR:-/tmp/gpucomm-cluster}/pids
+if [ -s "$STATE/munged.pid" ] && [ -s "$CLUSTER_PIDS/slurmctld.pid" ] &&
+        kill -0 "$(cat "$CLUSTER_PIDS/slurmctld.pid")" 2>/dev/null; then
+    # the 4-node cluster of .ci/cluster-up.sh still runs on our munged: it owns it now
+    mv "$STATE/munged.pid" "$CLUSTER_PIDS/munged.pid"
+    echo "slurm-down: munged left to the 4-node cluster"
+fi
 stop munged
 
 if [ -f "$CONF" ] && head -n1 "$CONF" | grep -qF "$MARK"; then

@@ -22,6 +22,12 @@ if [ "$(id -u)" != 0 ]; then
     exit 1
 fi
 
+# no other up/down script at once (.ci/cluster-lib.sh's lock; the 4-node cluster shares munged)
+if [ -z "${GPUCOMM_SLURM_LOCK_HELD:-}" ]; then
+    exec 9>>/tmp/gpucomm-slurm-ci.lock
+    flock -w 600 9 || { echo "slurm-up: another Slurm up/down script holds the lock" >&2; exit 1; }
+fi
+
 if [ -f "$STATE/slurmctld.pid" ] && kill -0 "$(cat "$STATE/slurmctld.pid")" 2>/dev/null; then
     log "already running (pid files in $STATE)"
     exit 0
@@ -52,7 +58,7 @@ fi
 if ! munge -n 2>/dev/null | unmunge >/dev/null 2>&1; then
     log "starting munged"
     rm -f /run/munge/munged.pid
-    runuser -u munge -- /usr/sbin/munged
+    runuser -u munge -- /usr/sbin/munged 9>&-  # daemons never hold the up/down lock
     # munged writes its pid file as the munge user; keep a copy for slurm-down.sh
     for _ in $(seq 50); do [ -s /run/munge/munged.pid ] && break; sleep 0.1; done
     cp /run/munge/munged.pid "$STATE/munged.pid"
@@ -96,8 +102,8 @@ PartitionName=ci Nodes=localhost Default=YES MaxTime=60 State=UP OverSubscribe=N
 EOF
 
 log "starting slurmctld and slurmd (logs in $STATE/log)"
-/usr/sbin/slurmctld -f "$CONF"
-/usr/sbin/slurmd -f "$CONF" -N localhost
+/usr/sbin/slurmctld -f "$CONF" 9>&-
+/usr/sbin/slurmd -f "$CONF" -N localhost 9>&-
 
 # -- wait until the node is idle
 for i in $(seq 60); do

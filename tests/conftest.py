@@ -76,9 +76,18 @@ NEEDS = {
 }
 
 
+#: markers a test module sets itself: marker -> what it needs (the module skips or fails)
+OWN_MARKERS = {
+    "cluster": "the 4-node Slurm cluster of .ci/cluster-up.sh (tests/slurm/test_cluster.py); "
+               "skipped without it, a failure with GPUCOMM_REQUIRE_CLUSTER=1 (.ci/run)",
+}
+
+
 def pytest_configure(config):
     for group in GROUPS:
         config.addinivalue_line("markers", f"{group}: tests of the {group} group (tests/{group}/)")
+    for name, what in OWN_MARKERS.items():
+        config.addinivalue_line("markers", f"{name}: needs {what}")
     for name, (what, _) in NEEDS.items():
         config.addinivalue_line("markers", f"{name}: needs {what}; skipped without it")
 

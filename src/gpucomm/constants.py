@@ -84,6 +84,7 @@ class Extras:
     PAPER_SERVICE_LEVELS = "paper_service_levels"  # environment: {family: [SL, ...]} (paper)
     SERVICE_LEVEL_VARS = "service_level_vars"      # partition (InfiniBand): variables taking the SL
     MULTI_PINGPONG = "multi_pingpong"              # partition: the paper's two-node layout
+    TOPOLOGY = "topology"                          # partition: Slurm's topology plugin ('tree')
     NOISE = "noise"                                # partition: a noise study's nodes (rfm.noise)
 
 

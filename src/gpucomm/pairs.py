@@ -1,5 +1,8 @@
-"""GPU pairs of one node: the round-robin schedule of disjoint pairs and the pair classes of a
-partition (which pairs share one link type, hence one reference)."""
+"""Pairs of ranks: the round-robin schedule of disjoint pairs, the pair classes of a partition
+(which GPU pairs of a node share one link type, hence one reference), and how far two nodes are
+apart on the network (the class of a pair of nodes)."""
+
+from .constants import PLACEMENTS
 
 
 def tournament(n):
@@ -30,3 +33,22 @@ def pair_class(classes, i, j):
         if name != "default" and label in members:
             return name
     return classes.get("default", "all")
+
+
+def switch_distance(addr_a, addr_b):
+    """How far apart two nodes are, from their SLURM_TOPOLOGY_ADDR paths: 'same-node',
+    'same-switch' (the paths differ in the node only), 'different-switch' (in the leaf switch,
+    the level above is shared), 'different-group' (above that: on Leonardo's and the usual
+    dragonfly trees, the group switch).  This is the switch distance the paper's authors read from
+    the same variable on Leonardo (HicrestLaboratory/Blink-GPU utils/find_nodes_distance.sh:
+    distance = path length - first differing level)."""
+    a, b = addr_a.split("."), addr_b.split(".")
+    if a == b:
+        return "same-node"
+    common = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        common += 1
+    levels = max(len(a), len(b)) - common  # 1: node only, 2: leaf switch, 3+: above
+    return PLACEMENTS[min(levels, 3) - 1]

@@ -8,6 +8,7 @@ import socket
 import subprocess
 
 from ..constants import PLACEMENTS
+from ..pairs import switch_distance
 
 # launcher-provided node-local rank, in order of preference
 LOCAL_RANK_VARS = ("SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID",
@@ -101,25 +102,6 @@ def cray_xname():
             return fp.read().strip() or None
     except OSError:
         return None
-
-
-def switch_distance(addr_a, addr_b):
-    """How far apart two nodes are, from their SLURM_TOPOLOGY_ADDR paths: 'same-node',
-    'same-switch' (the paths differ in the node only), 'different-switch' (in the leaf switch,
-    the level above is shared), 'different-group' (above that: on Leonardo's and the usual
-    dragonfly trees, the group switch).  This is the switch distance the paper's authors read from
-    the same variable on Leonardo (HicrestLaboratory/Blink-GPU utils/find_nodes_distance.sh:
-    distance = path length - first differing level)."""
-    a, b = addr_a.split("."), addr_b.split(".")
-    if a == b:
-        return "same-node"
-    common = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        common += 1
-    levels = max(len(a), len(b)) - common  # 1: node only, 2: leaf switch, 3+: above
-    return PLACEMENTS[min(levels, 3) - 1]
 
 
 def placement_of(addrs):

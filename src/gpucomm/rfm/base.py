@@ -32,6 +32,20 @@ from .mixins import NCCL_DEBUG_GLOB, MultiNode, SiteOptions
 from .sanity import ccl_net_ok, payload_ok, placement_ok, point_value, preflight_ok
 
 
+def references_dir(start):
+    """The config/references/ directory of the repository holding ``start`` (a check's
+    directory): the nearest one in ``start`` or above it, or None."""
+    here = os.path.abspath(start)
+    while True:
+        path = os.path.join(here, "config", "references")
+        if os.path.isdir(path):
+            return path
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+
+
 class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
     """Base of every payload check.  Subclasses set ``op`` and a ``method`` parameter."""
 
@@ -229,7 +243,8 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
     def set_references(self):
         """External references (ReFrame 4.10 '$ref'): <reference dir>/<system>.yaml, indexed by
         partition and method.  The directory is RFM_REFERENCE_PREFIX if set, else
-        GPUCOMM_REFERENCE_DIR, else config/references/ next to checks/."""
+        GPUCOMM_REFERENCE_DIR, else the repository's config/references/ (references_dir: the
+        nearest above the check's file, so checks in a subdirectory of checks/ find it too)."""
         path = self.reference_file()
         if path:
             self.reference = {"$ref": path}
@@ -270,7 +285,7 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
         import reframe.core.runtime as rt
         dirs = [rt.runtime().get_option("general/0/reference_prefix"),
                 os.environ.get("GPUCOMM_REFERENCE_DIR"),
-                os.path.join(self.prefix, os.pardir, "config", "references")]
+                references_dir(self.prefix)]
         name = f"{self.current_system.name}.yaml"
         for d in filter(None, dirs):
             path = os.path.abspath(os.path.join(d, name))
@@ -302,7 +317,8 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
             steps.append(ccl_net_ok(NCCL_DEBUG_GLOB, net.get("pattern"), net.get("fallback_pattern"),
                                     self.current_environ.extras.get(Extras.CCL_PLUGIN_MODULE, "")))
         if self.multi_node and self.placement != ANY_PLACEMENT:
-            steps.append(placement_ok(self.results_path(), self.placement))
+            steps.append(placement_ok(self.results_path(), self.placement,
+                                      self.current_partition.extras.get(Extras.TOPOLOGY)))
         return steps
 
     def perf_functions(self):

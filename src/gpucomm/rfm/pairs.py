@@ -10,7 +10,14 @@ Perf variables, for each swept size of ``perf_sizes`` (label L, e.g. 256MiB) and
 * ``latency_8B_i-j``: ping-pong latency i -> j (us), where 8 B is swept.
 
 A pair whose GPUs have no peer access (the payload's p2p probe) gets the suffix ``_nop2p``, so
-that a failure names the reason with the pair.  ReFrame reports every perf variable below its
+that a failure names the reason with the pair.
+
+Across nodes (``-S num_nodes=N -S ranks_per_node=1``: one rank on each of N real nodes, every
+pair a pair of nodes), a pair is named by its nodes instead of its ranks (``uni_L_gcn4-gcn1``,
+the hosts of the run's results), so that a slow link fails as its node pair, whichever rank
+Slurm gave each node; and its class is the switch distance of its two nodes (same-switch,
+different-switch, different-group: gpucomm.pairs.switch_distance of their SLURM_TOPOLOGY_ADDR),
+where Slurm reports the topology, else extras['pair_classes'] by rank as on one node.  ReFrame reports every perf variable below its
 reference, hence every slow pair, in one failure message.
 
 References: ``PairMatrixCheck`` in config/references/<system>.yaml, per partition, method and
@@ -28,7 +35,7 @@ from reframe.core.exceptions import ReframeError, SanityError
 from ..constants import HOST, PAIR_MATRIX, Extras
 from ..contract import LATENCY, parse_output, record_value
 from ..errors import GpucommError
-from ..pairs import pair_class, pair_label, tournament
+from ..pairs import pair_class, pair_label, switch_distance, tournament
 from ..sizes import parse_sizes, size_label
 from .base import GpucommCheck
 from .sanity import payload_ok, read_meta
@@ -83,9 +90,17 @@ class PairMatrixBase(GpucommCheck):
     #: mode's largest)
     perf_sizes = variable(str, value="256M,1G")
 
+    @property
+    def node_pairs(self):
+        """Whether the pairs are pairs of nodes: one rank on each of num_nodes real nodes."""
+        return self.multi_node and self.ranks_per_node == 1
+
     def skip_reason(self):
-        if self.num_nodes != 1:
-            return f"{self.op} is the pairs of one node, not {self.num_nodes} nodes"
+        if self.num_nodes != 1 and not self.node_pairs:
+            return (f"{self.op} is the pairs of one node, or of nodes with one rank each "
+                    f"(-S ranks_per_node=1 on real nodes), not {self.num_nodes} nodes with "
+                    f"{self.ranks_per_node or 'every GPU or 2'} rank(s) each"
+                    + (" emulated" if self.emulated else ""))
         if self.method == HOST and self.gpus_per_node() > 0:
             # host buffers between CPU processes say nothing of a GPU node's pairs (and cost
             # 12 s of the health mode's minute on the reference node): the GPU methods run
@@ -95,8 +110,9 @@ class PairMatrixBase(GpucommCheck):
 
     def check_variables(self):
         super().check_variables()
-        if self.ranks_per_node == 1:
-            raise ReframeError("-S ranks_per_node=1: a pair matrix needs at least 2 ranks")
+        if self.ranks_per_node == 1 and self.num_nodes == 1:
+            raise ReframeError("-S ranks_per_node=1: a pair matrix needs at least 2 ranks "
+                               "(one node: 2 or more; several nodes: 1 each, -S num_nodes=N)")
         self.perf_size_list()
 
     def perf_size_list(self):
@@ -105,9 +121,36 @@ class PairMatrixBase(GpucommCheck):
         except GpucommError as exc:
             raise ReframeError(f"-S perf_sizes={self.perf_sizes}: {exc}") from None
 
-    def perf_plan(self, p2p=None):
+    def run_nodes(self):
+        """(host of every rank, {host: SLURM_TOPOLOGY_ADDR or None}) of a finished node pair
+        matrix, from its results' meta; ([], {}) for the pairs of one node or before the run."""
+        if not self.node_pairs:
+            return [], {}
+        meta = read_meta(self.results_path())
+        placement = meta.get("placement", {})
+        hosts = list(meta.get("hosts", []))
+        if len(hosts) != self.num_tasks or len(set(hosts)) != len(hosts):
+            return [], {}
+        return hosts, dict(zip(placement.get("hosts", []), placement.get("topology_addr", [])))
+
+    def pair_name(self, pair, hosts=()):
+        """A pair's label: its nodes' names where ``hosts`` (by rank) is given, else 'i-j'."""
+        return "-".join(hosts[r] for r in pair) if hosts else pair_label(pair)
+
+    def class_of(self, pair, nodes=([], {})):
+        """The reference class of a rank pair: its nodes' switch distance where Slurm told both
+        nodes' places (``nodes``: run_nodes()), else extras['pair_classes']."""
+        hosts, addrs = nodes
+        if hosts:
+            a, b = (addrs.get(hosts[r]) for r in pair)
+            if a and b:
+                return switch_distance(a, b)
+        return pair_class(self.current_partition.extras.get(Extras.PAIR_CLASSES), *pair)
+
+    def perf_plan(self, p2p=None, hosts=()):
         """[(name, base name for the reference, deferred value, unit)]: what set_perf_variables
-        and set_references share; ``p2p`` ({'i-j': bool}) marks the pairs without peer access."""
+        and set_references share; ``p2p`` ({'i-j': bool}) marks the pairs without peer access,
+        ``hosts`` (by rank, a node pair matrix's) names the pairs by their nodes."""
         n, swept, out = self.num_tasks, set(self.size_list), []
         ordered = [[i, j] for i in range(n) for j in range(n) if i != j]
         unordered = [p for p in ordered if p[0] < p[1]]
@@ -115,7 +158,7 @@ class PairMatrixBase(GpucommCheck):
 
         def name(base, pair):
             flag = "_nop2p" if (p2p or {}).get(pair_label(pair)) is False else ""
-            return f"{base}_{pair_label(pair)}{flag}"
+            return f"{base}_{self.pair_name(pair, hosts)}{flag}"
 
         if LATENCY_SIZE in swept:
             for p in ordered:
@@ -146,19 +189,26 @@ class PairMatrixBase(GpucommCheck):
             entry = (yaml.safe_load(fp) or {}).get(type(self).__name__, {})
         return entry.get(self.current_partition.fullname, {}).get(self.method, {})
 
+    def missing_reference(self):
+        """'' if the reference YAML has pair classes for this partition and method, else what
+        is missing (the classes are read here, not through '$index')."""
+        if self.class_refs():
+            return ""
+        return (f"no reference for {type(self).__name__} {self.method} on "
+                f"{self.current_partition.fullname} yet")
+
     def set_references(self):
         self.reference = self.pair_references(self.perf_plan())
 
-    def pair_references(self, plan):
+    def pair_references(self, plan, nodes=([], {})):
         refs = self.class_refs()
-        classes = self.current_partition.extras.get(Extras.PAIR_CLASSES)
         table = {}
         for name, base, pair, _, _ in plan:
             if pair is None:  # min_pair_*: the lowest class's reference
                 found = [r[base] for r in refs.values() if base in r]
                 ref = min(found, key=lambda r: r[0]) if found else None
             else:
-                ref = refs.get(pair_class(classes, *pair), {}).get(base)
+                ref = refs.get(self.class_of(pair, nodes), {}).get(base)
             if ref is not None:
                 table[name] = tuple(ref)
         return {self.current_partition.fullname: table} if table else {}
@@ -169,6 +219,7 @@ class PairMatrixBase(GpucommCheck):
             every_case_ok(str(self.stdout), self.num_tasks, len(self.size_list))]))
 
     def perf_functions(self):
-        plan = self.perf_plan(self.p2p_flags())
-        self.reference = self.pair_references(plan)
+        nodes = self.run_nodes()
+        plan = self.perf_plan(self.p2p_flags(), nodes[0])
+        self.reference = self.pair_references(plan, nodes)
         return {name: sn.make_performance_function(value, unit) for name, _, _, value, unit in plan}

@@ -31,6 +31,41 @@ def payload_error(stderr_path):
     return first_error(_read(stderr_path))
 
 
+#: what Slurm's srun and slurmstepd print when a job step ended under the payload: a node that
+#: failed (its slurmd gone), a cancellation with its cause (node failure, time limit), a task
+#: that a signal ended (before the payload could say anything, e.g. a crash in MPI_Init)
+_SLURM_NODE_FAILURE = re.compile(r"srun: error: Node failure on (\S+)")
+_SLURM_CANCELLED = re.compile(r"\*\*\* ((?:JOB|STEP) \S+) ON (\S+) CANCELLED AT \S+ (DUE TO [A-Z ]*[A-Z])")
+_SLURM_TASK_SIGNAL = re.compile(r"srun: error: (\S+): tasks? ([\d,-]+): (Segmentation fault|Bus error|"
+                                r"Aborted|Illegal instruction|Floating point exception)")
+
+
+def scheduler_error(stderr_path):
+    """Why Slurm ended the job under the payload, from the job's stderr ('node failure on gcn3',
+    'step 17.0 on gcn1 cancelled due to time limit', 'task 3 on gcn4: segmentation fault'),
+    or ''."""
+    text = _read(stderr_path)
+    failed = _SLURM_NODE_FAILURE.search(text)
+    if failed:
+        return f"Slurm: node failure on {failed.group(1)}"
+    cancelled = _SLURM_CANCELLED.search(text)
+    if cancelled:
+        what, where, why = cancelled.groups()
+        return f"Slurm: {what.lower()} on {where} cancelled {why.lower()}"
+    signalled = _SLURM_TASK_SIGNAL.search(text)
+    if signalled:
+        where, task, what = signalled.groups()
+        return f"Slurm: task {task} on {where}: {what.lower()}"
+    return ""
+
+
+def ended_reason(stderr_path):
+    """Why a payload run ended without its GPUCOMM-DONE line: Slurm's reason and the payload's
+    own, where either said one."""
+    found = [r for r in (scheduler_error(stderr_path), payload_error(stderr_path)) if r]
+    return "; ".join(found) or "no GPUCOMM-DONE line (the payload crashed or was killed)"
+
+
 def finished_run(stdout, stderr, index=by_size):
     """(records indexed by ``index``, summary) of a payload run that finished without an
     error; else a SanityError with the payload's reason."""
@@ -40,7 +75,7 @@ def finished_run(stdout, stderr, index=by_size):
     except OSError as exc:
         raise SanityError(f"no payload output: {exc}")
     if summary is None:
-        reason = payload_error(stderr) or "no GPUCOMM-DONE line (the payload crashed or was killed)"
+        reason = ended_reason(stderr)
         raise SanityError(f"payload did not finish: {reason}")
     if not summary.get("ok"):
         raise SanityError(f"payload failed: {summary.get('error') or payload_error(stderr)}")
@@ -137,7 +172,7 @@ def sweep_ok(stdout, stderr, methods, sizes, launches_expected=1):
     runs = launches(text)
     done = [s for _, s in runs if s is not None]
     if len(done) < launches_expected:
-        reason = payload_error(stderr) or "no GPUCOMM-DONE line (the payload crashed or was killed)"
+        reason = ended_reason(stderr)
         raise SanityError(f"payload did not finish ({len(done)} of {launches_expected} launches): "
                           f"{reason}")
     recs = by_method_size([r for rs, _ in runs for r in rs])
@@ -160,11 +195,13 @@ def sweep_ok(stdout, stderr, methods, sizes, launches_expected=1):
 
 
 @sn.deferrable
-def placement_ok(results_path, wanted):
+def placement_ok(results_path, wanted, topology=None):
     """True if the payload's nodes sit where ``wanted`` (a placement) asked; a SanityError naming
     the nodes and their distance where they do not; and a skip (SkipTestError, which ReFrame
     takes in the sanity stage too) naming the reason where the job cannot tell (distance
-    'unknown', e.g. no SLURM_TOPOLOGY_ADDR): an unconfirmed placement is never a pass."""
+    'unknown', e.g. no SLURM_TOPOLOGY_ADDR): an unconfirmed placement is never a pass.  Where
+    the partition says Slurm reports the topology (``topology``, its extras['topology'], e.g.
+    'tree'), an unknown placement is a SanityError: something hid what Slurm said."""
     if wanted == ANY_PLACEMENT:
         return True
     try:
@@ -173,6 +210,10 @@ def placement_ok(results_path, wanted):
     except (OSError, ValueError, KeyError) as exc:
         raise SanityError(f"no placement record in {os.path.basename(results_path)}: {exc}")
     got = placement["distance"]
+    if got == "unknown" and topology:
+        raise SanityError(f"placement {wanted} asked for, but the job cannot confirm it "
+                          f"({placement.get('source', 'no topology information')}) on a partition "
+                          f"whose Slurm reports its topology (extras['topology'] = {topology})")
     if got == "unknown":
         raise SkipTestError(f"placement {wanted} asked for, but the job cannot confirm it "
                             f"({placement.get('source', 'no topology information')}): give the "

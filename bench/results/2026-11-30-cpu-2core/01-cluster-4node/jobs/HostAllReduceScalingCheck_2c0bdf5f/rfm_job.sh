@@ -1,0 +1,18 @@
+#!/bin/bash
+#SBATCH --job-name="rfm_HostAllReduceScalingCheck_2c0bdf5f"
+#SBATCH --ntasks=2
+#SBATCH --ntasks-per-node=1
+#SBATCH --output=rfm_job.out
+#SBATCH --error=rfm_job.err
+#SBATCH --time=0:10:4
+#SBATCH --nodes=2
+#SBATCH --partition=cluster
+export OMPI_MCA_pml=ob1
+export OMPI_MCA_btl=self,tcp
+export OMPI_MCA_btl_tcp_if_include=10.77.0.0/24
+export OMPI_MCA_oob_tcp_if_include=10.77.0.0/24
+export SLURM_PMIX_FENCE=ring
+export PYTHONUNBUFFERED=1
+export PMIX_MCA_psec=native
+/work/wt-19p/.venv/bin/python3 -m gpucomm preflight --method host || exit $?
+srun --mpi=pmix /work/wt-19p/.venv/bin/python3 -m gpucomm allreduce --method host --sizes 2M --json gpucomm_results.json --iters 5 --timeout 528.6

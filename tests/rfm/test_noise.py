@@ -65,6 +65,9 @@ def test_layout_unconfirmed_is_a_skip(tmp_path):
     a = _results(tmp_path / "a.json", (None, None), "unknown")
     with pytest.raises(SkipTestError, match="cannot confirm it"):
         sn.evaluate(layout_ok(v, a, "apart"))
+    # where the partition says Slurm reports its topology, an unconfirmed layout fails
+    with pytest.raises(SanityError, match=r"cannot confirm it .* \(extras\['topology'\] = tree\)"):
+        sn.evaluate(layout_ok(v, a, "apart", "tree"))
 
 
 # -- on this machine, emulated ---------------------------------------------------------------
@@ -87,7 +90,8 @@ def test_local_emulated_victim_and_aggressor(tmp_path, victim):
     script = open(os.path.join(out, "rfm_job.sh")).read()
     # quiet victim, aggressor in the background, wait for its load, noisy victim, stop it
     order = ["--json gpucomm_quiet.json", "gpucomm aggressor", "gpucomm_aggressor.ready ]",
-             "--json gpucomm_noisy.json", "touch gpucomm_aggressor.stop", "wait $gpucomm_aggressor"]
+             "until gpucomm_ready",
+             "--json gpucomm_noisy.json", "touch gpucomm_aggressor.stop\nwait $gpucomm_aggressor\n"]
     at = [script.index(s) for s in order]
     assert at == sorted(at), script
     assert script.count("mpirun -np 2 ") == 3 and "--ranks-per-node 1" in script
@@ -118,7 +122,8 @@ def test_aggressor_that_cannot_start_fails_with_its_reason(tmp_path):
     run, (case,) = _local(tmp_path, "--mode", "noise", *LOCAL, "-S", "aggressor_size=1T")
     assert case["result"] == "fail" and case["fail_phase"] == "sanity"
     reason = case["fail_reason"]
-    assert "the noisy victim run did not finish: the aggressor did not start its load" in reason
+    assert ("the noisy victim run did not finish: the aggressor did not start its load in 120 s, "
+            "2 attempt(s)") in reason
     assert "the aggressor failed: rank 0: --sizes up to 1099511627776 B needs" in reason
 
 
@@ -201,8 +206,9 @@ def noise_lines(site, case, victim_nodes="--relative=0", aggressor_nodes="--rela
         "--json", "gpucomm_aggressor.json", "--quiet", "--timeout", "540", "--max-bandwidth", f"{net:g}"],
         aggressor_nodes, aggressor_env)
     return ["rm -f gpucomm_aggressor.ready gpucomm_aggressor.stop", quiet,
-            f"{agg} >gpucomm_aggressor.out 2>gpucomm_aggressor.err &", "gpucomm_aggressor=$!",
-            None,  # the wait loop (test_local_emulated_victim_and_aggressor runs it)
+            f"gpucomm_start() {{ {agg} >gpucomm_aggressor.out 2>gpucomm_aggressor.err & "
+            "gpucomm_aggressor=$!; }",
+            None, None,  # wait for it, start it again (test_local_emulated_victim_and_aggressor)
             noisy, "touch gpucomm_aggressor.stop", "wait $gpucomm_aggressor"]
 
 

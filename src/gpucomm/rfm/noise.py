@@ -8,7 +8,10 @@ heterogeneous job, which ReFrame cannot write and not every site allows):
 1. the victim alone (``quiet``): ``gpucomm <victim>`` at ``small_size`` and ``large_size``;
 2. the aggressor in the background (``gpucomm aggressor``, ops/aggressor.py), its output in
    gpucomm_aggressor.{out,err,json}; the script waits until it writes its ready file (the load is
-   on), and ends the job with the reason if it never does;
+   on); one that is not ready within ``ready_timeout`` is killed and started again, up to
+   ``aggressor_starts`` times (a launch that hung in its start-up, e.g. Slurm's PMIx fence on
+   the CI cluster), then the job ends with the reason (the stdout names every new attempt, the
+   failed attempts' stderr stays in gpucomm_aggressor.err.<k>);
 3. the victim again (``noisy``); then the stop file ends the aggressor and the script waits for
    it.  An aggressor that ran out of time before the victim finished is a failure: the noisy
    numbers would be partly quiet.
@@ -31,7 +34,8 @@ switch), ``apart`` (victim in one switch, aggressor on others).  The nodes come 
 ``-S victim_nodelist=... -S aggressor_nodelist=...``, else from the partition's
 extras['noise']['layouts'][layout]: ``job`` (sbatch options, e.g. --switches=1) and optionally
 ``victim`` / ``aggressor`` node lists (without them: the allocation's first 2 nodes for the
-victim, the rest for the aggressor).  A layout the partition cannot ask for is a skip naming
+victim, the rest for the aggressor); extras['noise']['aggressor_env'] ({VAR: value}) is set on
+the aggressor's step only (the CI cluster: more TCP connections per peer).  A layout the partition cannot ask for is a skip naming
 the variables to give.
 """
 
@@ -51,7 +55,7 @@ from ..errors import GpucommError
 from ..sizes import parse_size, size_label
 from .availability import unavailable
 from .base import GpucommCheck
-from .sanity import _read, launches, payload_error, preflight_ok
+from .sanity import _read, ended_reason, launches, payload_error, preflight_ok
 
 #: the victim's nodes (a pair; an all-reduce uses every GPU of both)
 VICTIM_NODES = 2
@@ -77,14 +81,19 @@ def _placement(path):
 
 
 @sn.deferrable
-def layout_ok(victim_json, aggressor_json, layout):
+def layout_ok(victim_json, aggressor_json, layout, topology=None):
     """True if the victim's nodes are at the layout's distance and the aggressor's nodes on the
     victim's leaf switches (or on others, for ``apart``); a SanityError naming the nodes where
-    not; a skip where the job cannot tell (no SLURM_TOPOLOGY_ADDR)."""
+    not; a skip where the job cannot tell (no SLURM_TOPOLOGY_ADDR), a SanityError instead where
+    the partition says Slurm reports its topology (``topology``, as sanity.placement_ok)."""
     want_victim, where = NOISE_LAYOUTS[layout]
     victim, aggressor = _placement(victim_json), _placement(aggressor_json)
     addrs = victim["topology_addr"] + aggressor["topology_addr"]
     if victim["distance"] == "unknown" or any(a is None for a in addrs):
+        if topology:
+            raise SanityError(f"layout {layout} asked for, but the job cannot confirm it "
+                              f"({victim.get('source', 'no topology information')}) on a partition "
+                              f"whose Slurm reports its topology (extras['topology'] = {topology})")
         raise SkipTestError(f"layout {layout} asked for, but the job cannot confirm it "
                             f"({victim.get('source', 'no topology information')}): give the nodes "
                             "with -S victim_nodelist=... -S aggressor_nodelist=...")
@@ -114,7 +123,7 @@ def victim_runs(stdout, stderr, sizes):
                               f"{summary.get('error') or payload_error(stderr)}")
     if len(done) < 2:
         which = "quiet" if not done else "noisy"
-        reason = payload_error(stderr) or "no GPUCOMM-DONE line (it crashed, was killed or never started)"
+        reason = ended_reason(stderr)
         raise SanityError(f"the {which} victim run did not finish: {reason}")
     out = []
     for name, (recs, _) in zip(("quiet", "noisy"), done[:2]):
@@ -133,7 +142,7 @@ def aggressor_run(stagedir):
     records, summary = parse_output(text)
     err = os.path.join(stagedir, AGGRESSOR_ERR)
     if summary is None:
-        reason = payload_error(err) or "no GPUCOMM-DONE line in " + AGGRESSOR_OUT
+        reason = ended_reason(err)
         raise SanityError(f"the aggressor did not finish: {reason}")
     if not summary.get("ok"):
         raise SanityError(f"the aggressor failed: {summary.get('error') or payload_error(err)}")
@@ -205,8 +214,10 @@ class NoiseBase(GpucommCheck):
     #: the aggressor's longest run, s (0: 80 % of the time limit); the stop file ends it as soon
     #: as the noisy victim run is over
     aggressor_duration = variable(float, value=0.0)
-    #: seconds the job waits for the aggressor's load to be on before it gives up
+    #: seconds the job waits for the aggressor's load to be on, and how often it starts the
+    #: aggressor again (killing the one that did not get ready) before it gives up
     ready_timeout = variable(int, value=120)
+    aggressor_starts = variable(int, value=2)
     #: whom -S service_level applies to: victim, aggressor or both (the paper's comparison:
     #: default SL against a dedicated one for the victim)
     service_level_to = variable(str, value="both")
@@ -386,8 +397,9 @@ class NoiseBase(GpucommCheck):
                 words.append(f"--nodelist={entry[role]}")
             else:
                 words.append(f"--relative={0 if role == 'victim' else VICTIM_NODES}")
-        env = [f"{k}={v}" for k, v in self.step_env(role).items()]
-        return env + words + list(launcher.options)
+        env = dict(self.noise_extras().get("aggressor_env", {})) if role == "aggressor" else {}
+        env.update(self.step_env(role))
+        return [f"{k}={v}" for k, v in env.items()] + words + list(launcher.options)
 
     @run_before("run")
     def noise_script(self):
@@ -400,16 +412,25 @@ class NoiseBase(GpucommCheck):
         quiet[quiet.index("--json") + 1] = QUIET_JSON
         noisy[noisy.index("--json") + 1] = NOISY_JSON
         aggressor = " ".join(self.step_launch(launcher, "aggressor") + self.aggressor_command())
-        wait = (f"gpucomm_t=0; while [ ! -e {READY_FILE} ]; do "
-                f"if ! kill -0 $gpucomm_aggressor 2>/dev/null || [ $gpucomm_t -ge {self.ready_timeout} ]; "
-                f"then echo 'gpucomm: error: the aggressor did not start its load (see {AGGRESSOR_ERR})' >&2; "
-                f"kill $gpucomm_aggressor 2>/dev/null; exit 1; fi; sleep 1; gpucomm_t=$((gpucomm_t + 1)); done")
+        n = max(1, self.aggressor_starts)
+        start = (f"gpucomm_start() {{ {aggressor} >{AGGRESSOR_OUT} 2>{AGGRESSOR_ERR} & "
+                 "gpucomm_aggressor=$!; }")
+        ready = (f"gpucomm_ready() {{ gpucomm_t=0; while [ ! -e {READY_FILE} ]; do "
+                 f"if ! kill -0 $gpucomm_aggressor 2>/dev/null || [ $gpucomm_t -ge {self.ready_timeout} ]; "
+                 "then return 1; fi; sleep 1; gpucomm_t=$((gpucomm_t + 1)); done; }")
+        retry = ("gpucomm_n=1; gpucomm_start; until gpucomm_ready; do "
+                 "kill $gpucomm_aggressor 2>/dev/null; wait $gpucomm_aggressor 2>/dev/null; "
+                 f"if [ $gpucomm_n -ge {n} ]; then echo \"gpucomm: error: the aggressor did not start "
+                 f"its load in {self.ready_timeout} s, {n} attempt(s) (see {AGGRESSOR_ERR})\" >&2; exit 1; fi; "
+                 f"mv {AGGRESSOR_ERR} {AGGRESSOR_ERR}.$gpucomm_n; gpucomm_n=$((gpucomm_n + 1)); "
+                 "echo \"gpucomm: the aggressor did not start its load: attempt $gpucomm_n\"; "
+                 "gpucomm_start; done")
         self.prerun_cmds += [
             f"rm -f {READY_FILE} {STOP_FILE}",
             " ".join([victim] + quiet),
-            f"{aggressor} >{AGGRESSOR_OUT} 2>{AGGRESSOR_ERR} &",
-            "gpucomm_aggressor=$!",
-            wait,
+            start,
+            ready,
+            retry,
         ]
         self.postrun_cmds = [f"touch {STOP_FILE}", "wait $gpucomm_aggressor"] + list(self.postrun_cmds)
         self.executable, self.executable_opts = victim, noisy
@@ -425,7 +446,8 @@ class NoiseBase(GpucommCheck):
         steps.append(noise_ok(str(self.stdout), str(self.stderr), self.stagedir, self.victim_sizes))
         if self.multi_node:
             steps.append(layout_ok(os.path.join(self.stagedir, QUIET_JSON),
-                                   os.path.join(self.stagedir, AGGRESSOR_JSON), self.layout))
+                                   os.path.join(self.stagedir, AGGRESSOR_JSON), self.layout,
+                                   self.current_partition.extras.get(Extras.TOPOLOGY)))
         return sn.all(steps)
 
     def perf_functions(self):

@@ -4,8 +4,8 @@
 One engine sample is the whole run (``fixed_iters``): iterations of the ``--pattern`` back to
 back until ``--duration`` seconds have passed or the ``--stop-file`` exists, whichever comes
 first; every rank runs the same number of iterations (rank 0 decides when to stop and tells the
-others with a non-blocking broadcast, polled with short sleeps so that waiting ranks leave the
-CPU to the victim).  Patterns:
+others with a non-blocking broadcast that travels during the next iteration and is polled with
+short sleeps, so that waiting ranks leave the CPU to the victim).  Patterns:
 
 * ``streams``: point-to-point streams; the nodes split into two halves, rank i of node k
   exchanges ``size`` bytes with rank i of node k + N/2 in both directions at once
@@ -148,12 +148,16 @@ class Aggressor(Operation):
             return 2
         return 1 if elapsed >= self.duration else 0
 
-    def agree(self, code):
-        """Every rank gets rank 0's ``code``; a rank that waits longer than SPIN_S polls the
-        broadcast with short sleeps (a blocking MPI call would spin on a CPU the victim may
-        need)."""
+    def post(self, code):
+        """Start broadcasting rank 0's ``code`` (every rank calls it, in the same iteration)."""
         flag = np.array([code], dtype=np.int8)
-        req = self.ctx.comm.Ibcast(flag, root=0)
+        return flag, self.ctx.comm.Ibcast(flag, root=0)
+
+    @staticmethod
+    def wait(posted):
+        """Rank 0's code of a posted broadcast; a rank that waits longer than SPIN_S polls it
+        with short sleeps (a blocking MPI call would spin on a CPU the victim may need)."""
+        flag, req = posted
         spin_until = time.perf_counter() + SPIN_S
         while not req.Test():
             if time.perf_counter() > spin_until:
@@ -167,11 +171,14 @@ class Aggressor(Operation):
         os.replace(tmp, self.ready_file)
 
     def sustain(self, size):
-        """Iterations back to back (paced to the target) until rank 0 says stop."""
+        """Iterations back to back (paced to the target) until rank 0 says stop.  Rank 0's
+        decision after iteration k travels during iteration k + 1 and is read after it (the
+        link never idles for a broadcast's round trip, which a congested link makes long):
+        a run ends one iteration after rank 0 saw its end."""
         per_iter = self.sent_per_iteration(size)
         rate = self.target * GB if self.target > 0 else None
         t0 = time.perf_counter()
-        sent = 0
+        sent, posted = 0, None
         while True:
             self.step(size)
             self.method.sync()
@@ -186,10 +193,13 @@ class Aggressor(Operation):
                 if wait > 0:
                     time.sleep(wait)
                     now = time.perf_counter()
-            code = self.agree(self.decide(now - t0) if self.ctx.rank == 0 else 0)
-            if code:
-                self.ended = ENDED[code]
-                return
+            code = self.decide(now - t0) if self.ctx.rank == 0 else 0
+            if posted is not None:
+                ended = self.wait(posted)
+                if ended:
+                    self.ended = ENDED[ended]
+                    return
+            posted = self.post(code)
 
     def metrics(self, size, time_s):
         moved = self.iterations * self.sent_per_iteration(size) * self.ctx.nranks

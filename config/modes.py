@@ -8,9 +8,11 @@
 * paper: the same sweep with 100 iterations per size, the paper's usual sample count
   (paper_reference.md), to compare with the committed references of Figs. 3, 5, 6 and 7, and
   the scaling checks up to 512 nodes (Figs. 9 and 10).
-* noise: opt-in only, the checks tagged ``noise`` (none yet: the lead engineer's planned network
-  noise measurements).  Never part of health, acceptance or paper, which exclude the tag, so a
-  nightly run never adds traffic to a shared network unless asked (docs/sites/*.md).
+* noise: opt-in only, the checks tagged ``noise`` (checks/noise.py: a victim quiet and under an
+  aggressor), with ``load_fabric=y``, without which NoiseCheck skips itself: a plain
+  ``reframe -c checks/ -r`` never loads the network.  Never part of health, acceptance or paper,
+  which exclude the tag too, so a nightly run never adds traffic to a shared network unless
+  asked (docs/sites/*.md).
 
 The modes that keep results (health/nightly, acceptance, paper) add ``--timestamp`` (each session
 its own output/<timestamp>/ and stage/<timestamp>/, never the last night's overwritten) and a
@@ -38,6 +40,6 @@ site_configuration = {
         {"name": "paper", "options": _COMMON + _KEEP + ["--exclude-tag=health", "--exclude-tag=noise",
                                                         "--setvar=iters=100", "--setvar=max_nodes=512",
                                                         "--setvar=paper_tuning=y"]},
-        {"name": "noise", "options": _COMMON + ["--tag=noise"]},
+        {"name": "noise", "options": _COMMON + ["--tag=noise", "--setvar=load_fabric=y"]},
     ],
 }

@@ -18,6 +18,9 @@ INTERNODE_CHECKS = ("MultiPingPongCheck", "AllToAllScalingCheck", "AllReduceScal
 #: the node-health pair matrix (checks/pairmatrix.py), tested in test_pairmatrix.py
 PAIR_MATRIX_CHECKS = ("PairMatrixCheck",)
 
+#: the noise study (checks/noise.py, opt-in), tested in test_noise.py
+NOISE_CHECKS = ("NoiseCheck",)
+
 _MAIN = "import sys; from reframe.frontend.cli import main; sys.argv[0] = 'reframe'; sys.exit(main())"
 
 

@@ -138,6 +138,10 @@ site_configuration = {
                 # two-nodes-diff-{switch,group}.sbatch) are not configured: node ids change with
                 # every reconfiguration; give current nodes with -S nodelist=... (docs/sites/alps.md)
                 "placement_options": {"same-switch": ["--switches=1"]},
+                # the noise study (checks/noise.py, --mode noise only): victim 2 nodes + aggressor 2
+                # nodes in one job; Slurm can put all four on one leaf switch (--switches=1); the
+                # other layouts need given nodes (-S victim_nodelist=... -S aggressor_nodelist=...)
+                "noise": {"aggressor_nodes": 2, "layouts": {"same-switch": {"job": ["--switches=1"]}}},
                 # --mpi=cray_shasta: Cray MPICH in a uenv (cscs-rfm:checks/mixins/
                 # uenv_slurm_mpi_options.py).  (The checks put the bind wrapper after every other
                 # launcher option, the environment's too: rfm.mixins.launcher_options.)

@@ -99,6 +99,17 @@ CLUSTER = {
         # confirm fails here (instead of skipping); the node pair matrix's classes are the
         # switch distances of its node pairs
         "topology": "tree",
+        # the noise study (checks/noise.py, --mode noise): victim and aggressor 2 nodes each; the
+        # victim across the shaped inter-switch link with the aggressor over the same link, or
+        # inside leaf1 with the aggressor inside leaf2
+        # (the aggressor's step: 4 TCP connections per peer, Open MPI's btl_tcp_links, so that
+        # its 2 streams a direction are 8 flows against the victim's 1 on the shaped link,
+        # for no more CPU)
+        "noise": {"aggressor_nodes": 2, "aggressor_env": {"OMPI_MCA_btl_tcp_links": "4"}, "layouts": {
+            "shared-link": {"job": ["--nodelist=gcn[1-4]"], "victim": "gcn1,gcn3",
+                            "aggressor": "gcn2,gcn4"},
+            "apart": {"job": ["--nodelist=gcn[1-4]"], "victim": "gcn1,gcn2", "aggressor": "gcn3,gcn4"},
+        }},
     },
 }
 

@@ -117,6 +117,10 @@ site_configuration = {
                 # one leaf switch through Slurm's topology/tree; other placements need given
                 # nodes (-S nodelist=...): Slurm has no option for "apart"
                 "placement_options": {"same-switch": ["--switches=1"]},
+                # the noise study (checks/noise.py, --mode noise only): victim 2 nodes + aggressor 2
+                # nodes in one job; Slurm can put all four on one leaf switch (--switches=1); the
+                # other layouts need given nodes (-S victim_nodelist=... -S aggressor_nodelist=...)
+                "noise": {"aggressor_nodes": 2, "layouts": {"same-switch": {"job": ["--switches=1"]}}},
                 # 8 cores per task in block order: tasks 0,1 on cores 0-15, tasks 2,3 on 16-31
                 # (--cpus-per-task=8: blink-gpu:sbatch/leonardo/scriptgenerator4leonardo.sh; the
                 # paper's srun pinning was --cpu-bind=socket, blink:conf/leonardo.sh)

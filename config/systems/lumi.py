@@ -169,6 +169,10 @@ site_configuration = {
                 # one switch through Slurm (a LUMI-G node's 4 NICs sit on 4 switches of its
                 # group: Slurm's leaf is what "switch" means here); others: -S nodelist=...
                 "placement_options": {"same-switch": ["--switches=1"]},
+                # the noise study (checks/noise.py, --mode noise only): victim 2 nodes + aggressor 2
+                # nodes in one job; Slurm can put all four on one leaf switch (--switches=1); the
+                # other layouts need given nodes (-S victim_nodelist=... -S aggressor_nodelist=...)
+                "noise": {"aggressor_nodes": 2, "layouts": {"same-switch": {"job": ["--switches=1"]}}},
                 "launcher_options": ["--cpu-bind=mask_cpu:" + ",".join(CPU_MASKS),
                                      bind_wrapper(__file__)],
                 "method_env_vars": gpu_binding("ROCR_VISIBLE_DEVICES", range(8)),

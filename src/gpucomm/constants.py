@@ -23,7 +23,9 @@ METHOD_OF_PAPER = {paper: ours for ours, paper in PAPER_METHOD.items()}
 #: payload operations (``python -m gpucomm OP``)
 PINGPONG, BW, MULTI_PINGPONG, PAIR_MATRIX = "pingpong", "bw", "multi-pingpong", "pair-matrix"
 ALLREDUCE, ALLTOALL = "allreduce", "alltoall"
-OPERATIONS = (PINGPONG, BW, MULTI_PINGPONG, PAIR_MATRIX, ALLREDUCE, ALLTOALL)
+#: sustained background traffic for a given time (a noise study's aggressor, not a benchmark)
+AGGRESSOR = "aggressor"
+OPERATIONS = (PINGPONG, BW, MULTI_PINGPONG, PAIR_MATRIX, ALLREDUCE, ALLTOALL, AGGRESSOR)
 COLLECTIVES = (ALLREDUCE, ALLTOALL)
 
 #: the MPI methods' timed loop of a point-to-point sample (payload.fastloop, --loop): compiled
@@ -64,6 +66,17 @@ GPU_AWARE_LEVELS = (GPU_AWARE_NONE, GPU_AWARE_P2P, GPU_AWARE_FULL)
 PLACEMENTS = ("same-switch", "different-switch", "different-group")
 ANY_PLACEMENT = "any"
 
+#: a noise study's layouts (rfm.noise): layout -> (the victim's own placement, where the
+#: aggressor's nodes are: on the victim's leaf switches, or on other switches)
+SAME_SWITCHES, OTHER_SWITCHES = "victim-switches", "other-switches"
+NOISE_LAYOUTS = {
+    "shared-link": ("different-switch", SAME_SWITCHES),  # both cross the same inter-switch links
+    "same-switch": ("same-switch", SAME_SWITCHES),       # all four on one leaf switch
+    "apart": ("same-switch", OTHER_SWITCHES),            # victim in one switch, aggressor elsewhere
+}
+#: whom -S service_level applies to in a noise study
+SERVICE_LEVEL_TARGETS = ("victim", "aggressor", "both")
+
 #: keys of a partition's or an environment's ``extras`` that the checks read
 #: (config/systems/*.py set them; docs/architecture.md lists what each means)
 class Extras:
@@ -92,6 +105,7 @@ class Extras:
     MULTI_PINGPONG = "multi_pingpong"              # partition: the paper's two-node layout
     NVSHMEM_REMOTE_TRANSPORT = "nvshmem_remote_transport"  # environment: NVSHMEM between nodes
     TOPOLOGY = "topology"                          # partition: Slurm's topology plugin ('tree')
+    NOISE = "noise"                                # partition: a noise study's nodes (rfm.noise)
 
 
 #: extras['python'] of a site whose payload interpreter was not given (GPUCOMM_PYTHON unset):

@@ -16,6 +16,9 @@ ERROR_PREFIX = "gpucomm: error:"
 RESULTS_FILE = "gpucomm_results.json"
 #: ReFrame's name of a job's stdout
 STDOUT_FILE = "rfm_job.out"
+#: a noise job's results files (rfm.noise): the victim quiet, under the aggressor, the aggressor
+NOISE_FILES = {"quiet": "gpucomm_quiet.json", "noisy": "gpucomm_noisy.json",
+               "aggressor": "gpucomm_aggressor.json"}
 #: the record field a perf point may name instead of a record key: the median time (us)
 LATENCY = "latency"
 #: record and meta keys of the MPI methods: which timed loop ran (constants.LOOPS) and, where it

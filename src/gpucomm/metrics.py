@@ -19,6 +19,8 @@ Units: GB/s = 1e9 bytes/s, times in microseconds.
       bytes all P pairs move per second, algbw * P, what the two nodes' links carry;
       for the pair matrix S / t, what one direction of the pair's link carries (the guard
       compares it with one link's nominal bandwidth, both modes alike).
+* the aggressor (ops/aggressor.py), a whole run of sustained traffic: bytes moved / elapsed
+  (goodput: every rank's sends; busbw: one rank's, what its link carries)
 """
 
 import numpy as np
@@ -43,6 +45,11 @@ def goodput_GBps(op, size, time_s, nranks, pairs=1):
     else:
         raise ValueError(f"unknown operation {op!r}")
     return moved / time_s / GB
+
+
+def aggressor_GBps(moved_bytes, elapsed_s):
+    """What a sustained run moved per second: ``moved_bytes`` over ``elapsed_s``."""
+    return moved_bytes / elapsed_s / GB if elapsed_s > 0 else 0.0
 
 
 def algbw_GBps(op, size, time_s, nranks):

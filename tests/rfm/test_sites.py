@@ -20,7 +20,8 @@ from gpucomm.constants import METHODS
 from gpucomm.metrics import busbw_GBps, goodput_GBps
 from gpucomm.analysis.references import FIGURES, METHOD_OF
 from gpucomm.site.siteconf import slurm_access
-from reframe_helpers import (HEALTH_CHECKS, INTERNODE_CHECKS, NATIVE_CHECKS, PAIR_MATRIX_CHECKS, REPO, SHARED_CSV,
+from reframe_helpers import (HEALTH_CHECKS, INTERNODE_CHECKS, NATIVE_CHECKS, NOISE_CHECKS,
+                             PAIR_MATRIX_CHECKS, REPO, SHARED_CSV,
                              check_classes, clean_env)
 from reframe_helpers import dry_runs as dry_run_all
 from reframe_helpers import job_script, reframe, report_cases, watchdog_s
@@ -146,7 +147,7 @@ def dry_runs(tmp_path_factory):
     """{system: [test case dicts]} of one dry-run per system, run concurrently."""
     runs = {}
     for system in SITES:
-        skip = INTERNODE_CHECKS + NATIVE_CHECKS + PAIR_MATRIX_CHECKS + HEALTH_CHECKS
+        skip = INTERNODE_CHECKS + NATIVE_CHECKS + PAIR_MATRIX_CHECKS + HEALTH_CHECKS + NOISE_CHECKS
         runs[system] = ["--system", system, "-c", "checks/", "-x", "|".join(skip),
                         "-P", "num_nodes=" + ",".join(map(str, NODES))]
     return dry_run_all(runs, tmp_path_factory, site_env())
@@ -159,7 +160,8 @@ def check_name(case):
 def site_checks():
     """The checks this module dry-runs: all but the inter-node ones, the pair matrix and the
     health sweeps (test_health_mode_one_launch_per_operation)."""
-    return [c for c in check_classes() if c not in INTERNODE_CHECKS + PAIR_MATRIX_CHECKS + HEALTH_CHECKS]
+    return [c for c in check_classes()
+            if c not in INTERNODE_CHECKS + PAIR_MATRIX_CHECKS + HEALTH_CHECKS + NOISE_CHECKS]
 
 
 def nodes_of(case):

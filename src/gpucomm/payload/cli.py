@@ -129,9 +129,29 @@ def build_parser():
             s.add_argument("--window", type=_positive_int, default=None, metavar="W",
                            help="messages sent back to back before the receiver's acknowledgement "
                                 "(osu_bw's -W; default 64)")
+        if getattr(OPS[name], "sustained", False):
+            _sustained_arguments(s)
         s.add_argument("--quiet", action="store_true", help="no human table, JSON records only")
         s.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
     return p
+
+
+#: the options of a sustained operation (the aggressor), passed to it as RunConfig.op_args
+SUSTAINED_OPTIONS = ("duration", "target_bandwidth", "pattern", "ready_file", "stop_file")
+
+
+def _sustained_arguments(s):
+    s.add_argument("--duration", type=_positive_seconds, default=10.0, metavar="SECONDS",
+                   help="seconds of traffic (one timed sample; default 10)")
+    s.add_argument("--target-bandwidth", type=_bandwidth, default=0.0, metavar="GBPS",
+                   help="pace each rank's sends to GBPS (GB/s); 0: as fast as possible (default)")
+    s.add_argument("--pattern", choices=("streams", "alltoall"), default="streams",
+                   help="streams: rank i of node k exchanges with rank i of node k+N/2, both "
+                        "directions; alltoall: every rank to every rank (default streams)")
+    s.add_argument("--ready-file", metavar="FILE",
+                   help="rank 0 writes FILE once the load is on (after the first timed iteration)")
+    s.add_argument("--stop-file", metavar="FILE",
+                   help="end the run early once FILE exists (checked every iteration)")
 
 
 def main(argv=None):
@@ -144,6 +164,11 @@ def main(argv=None):
     loop = args.loop or os.environ.get(LOOP_ENV, "").strip() or LOOP_AUTO
     if loop not in LOOP_CHOICES:
         return _early_error(f"{LOOP_ENV}={loop!r}: choose one of {', '.join(LOOP_CHOICES)}")
+    for name in ("ready_file", "stop_file"):  # a stale one would start a waiting script early,
+        path = getattr(args, name, None)   # or end this run at once
+        if path and os.path.exists(path):
+            return _early_error(f"--{name.replace('_', '-')} {path} exists already: remove it first "
+                                "(a file left by an earlier run)")
     from .engine import RunConfig, run
     cfg = RunConfig(op=args.command, method=args.method, sizes=sizes, iters=args.iters, warmup=args.warmup,
                     batch=args.batch, graph=args.graph, budget=args.budget,
@@ -151,7 +176,8 @@ def main(argv=None):
                     allow_shared_gpu=args.allow_shared_gpu, quiet=args.quiet, timer=args.timer,
                     timeout=args.timeout or None,
                     ranks_per_node=args.ranks_per_node, window=getattr(args, "window", None),
-                    loop=loop)
+                    loop=loop,
+                    op_args={k: getattr(args, k) for k in SUSTAINED_OPTIONS if hasattr(args, k)})
     try:
         return run(cfg)
     except GpucommError as exc:

@@ -43,6 +43,7 @@ class RunConfig:
     ranks_per_node: Optional[int] = None  # emulate nodes: groups of K consecutive ranks
     window: Optional[int] = None     # bw: messages per window (None: the operation's default)
     loop: str = LOOP_AUTO            # the MPI methods' timed loop: auto, numba-mpi, mpi4py (fastloop)
+    op_args: Optional[dict] = None   # an operation's own options (the aggressor's --duration ...)
     quiet: bool = False
     sweep: bool = False              # one of several methods of one launch (set by run())
 
@@ -208,6 +209,7 @@ def _run_method(cfg, comm, MPI, where, out, dog):
     ctx.op_name = cfg.op
     ctx.window = cfg.window
     ctx.loop = cfg.loop
+    ctx.op_args = cfg.op_args or {}
     ctx.local_rank, ctx.local_size, ctx.host_node = lrank, lsize, host_node
 
     # placement: which device each rank drives; two ranks of one node on one GPU is an error
@@ -270,7 +272,7 @@ def _run_method(cfg, comm, MPI, where, out, dog):
     try:
         for size, case in op.cases(cfg.sizes):
             op.select(case)
-            iters = cfg.iters or default_iters(size)
+            iters = cfg.iters or getattr(op, "fixed_iters", None) or default_iters(size)
             warmup = cfg.warmup if cfg.warmup is not None else max(2, iters // 10)
             _collective(lambda: (op.prepare(size), method.prepare(size)), comm)
             warm = 0.0

@@ -5,6 +5,7 @@ small plugins, no @simple_test here).
 * ``sweep.SweepCheck``: every offered method of one operation in one launch (health mode);
 * ``pairs.PairMatrixBase``: every GPU pair of a node, per-pair references;
 * ``native.NativeCheck``: OSU and nccl-tests with the payload's perf variable names;
+* ``noise.NoiseBase``: a victim quiet and under an aggressor in one job (the noise mode);
 * ``mixins``: site options and multi-node placement, one plugin each;
 * ``availability.unavailable``: "can this method run here?", for all of them;
 * ``sanity``: reading a finished run.

@@ -138,6 +138,8 @@ def run(args, latency_max, heatmap_size, tolerances, mapping):
         inputs.load_storage(data, args.stored_sessions)
     sweeps, cases, perf = data.frames()
     sessions = data.sessions_frame()
+    from . import noise
+    sweeps, _ = noise.split(sweeps)  # a noise job's quiet/noisy runs: its own section below
     problems = list(data.problems)
     paper_path = args.paper if args.paper is not None else default_paper_csv()
     paper, paper_problem = None, None
@@ -219,6 +221,10 @@ def run(args, latency_max, heatmap_size, tolerances, mapping):
         ("This run: per-size results", render._table(tables.sweep_pivot(cur), index=True),
          "Median time (us) and goodput (GB/s) per size; sweeps.csv has every statistic."),
     ]
+    noise_part = noise.section(perf, out)
+    if noise_part:
+        tables_html.append(noise_part[0])
+        sections += noise_part[1]
     render.page(os.path.join(out, "index.html"), title=args.title, health_text=health, paper_line=paper_line, lead=2,
                 plot_sections=sections, tables=tables_html,
                 csv_files=[os.path.join(out, n) for n in csvs], problems=problems, files=data.files)

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from ...contract import RESULT_TAG, RESULTS_FILE, STDOUT_FILE
+from ...contract import NOISE_FILES, RESULT_TAG, RESULTS_FILE, STDOUT_FILE
 from . import ALL_SESSIONS
 
 CASE_KEY = ["system", "partition", "environ", "test"]
@@ -105,7 +105,7 @@ def discover(paths, quiet_missing=False):
                     full = os.path.join(root, name)
                     if name.endswith((".json", ".db", ".sqlite")) or _PERFLOG_RE.match(name):
                         found.append((full, False))
-                    elif name == STDOUT_FILE and RESULTS_FILE not in names:
+                    elif name == STDOUT_FILE and not names & {RESULTS_FILE, *NOISE_FILES.values()}:
                         found.append((full, False))  # the payload's stdout where its JSON is missing
             if len(found) == before:
                 problems.append(f"{path}: no ReFrame report, perflog or {RESULTS_FILE} in this folder")

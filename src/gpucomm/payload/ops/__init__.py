@@ -1,6 +1,7 @@
 """Operations: what one timed iteration does, how its buffers are filled and checked."""
 
 from ...errors import GpucommError
+from .aggressor import Aggressor
 from .allreduce import AllReduce
 from .alltoall import AllToAll
 from .bandwidth import Bandwidth
@@ -8,7 +9,8 @@ from .multipingpong import MultiPingPong
 from .pairmatrix import PairMatrix
 from .pingpong import PingPong
 
-REGISTRY = {op.name: op for op in (PingPong, Bandwidth, MultiPingPong, PairMatrix, AllReduce, AllToAll)}
+REGISTRY = {op.name: op for op in (PingPong, Bandwidth, MultiPingPong, PairMatrix, AllReduce, AllToAll,
+                                   Aggressor)}
 
 
 def get_operation(name):

@@ -55,7 +55,7 @@ from ..errors import GpucommError
 from ..sizes import parse_size, size_label
 from .availability import unavailable
 from .base import GpucommCheck
-from .sanity import _read, ended_reason, launches, payload_error, preflight_ok
+from .sanity import _read, not_finished_reason, launches, payload_error, preflight_ok
 
 #: the victim's nodes (a pair; an all-reduce uses every GPU of both)
 VICTIM_NODES = 2
@@ -123,7 +123,7 @@ def victim_runs(stdout, stderr, sizes):
                               f"{summary.get('error') or payload_error(stderr)}")
     if len(done) < 2:
         which = "quiet" if not done else "noisy"
-        reason = ended_reason(stderr)
+        reason = not_finished_reason(stderr)
         raise SanityError(f"the {which} victim run did not finish: {reason}")
     out = []
     for name, (recs, _) in zip(("quiet", "noisy"), done[:2]):
@@ -142,7 +142,7 @@ def aggressor_run(stagedir):
     records, summary = parse_output(text)
     err = os.path.join(stagedir, AGGRESSOR_ERR)
     if summary is None:
-        reason = ended_reason(err)
+        reason = not_finished_reason(err)
         raise SanityError(f"the aggressor did not finish: {reason}")
     if not summary.get("ok"):
         raise SanityError(f"the aggressor failed: {summary.get('error') or payload_error(err)}")

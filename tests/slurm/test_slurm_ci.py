@@ -54,7 +54,7 @@ def test_host_checks_pass_through_sbatch(slurm, tmp_path):
     cases = report_cases(report)
     assert {c["name"].split()[0] for c in cases} == {"PingPongCheck", "AllReduceCheck",
                                                      "AllToAllCheck", "MultiPingPongCheck",
-                                                     "PairMatrixCheck"}
+                                                     "PairMatrixCheck", "BwCheck"}
     for case in cases:
         name = case["display_name"]
         assert case["result"] == "pass", f"{name}: {case['fail_reason']}"

@@ -25,6 +25,8 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=cluster-lib.sh
 . "$HERE/cluster-lib.sh"
+# shellcheck source=munge-lib.sh
+. "$HERE/munge-lib.sh"
 
 NODES=4 LEAVES=2 CPUS=2 MEMORY=2000 RATE=50mbit DELAY=0
 while [ $# -gt 0 ]; do
@@ -89,20 +91,7 @@ trap 'rc=$?; if [ $rc -ne 0 ]; then echo "cluster-up: failed (rc $rc), tearing d
       tail -n 15 "$STATE"/log/*.log >&2 2>/dev/null || true; bash "$HERE/cluster-down.sh"; fi' EXIT
 
 # -- munge: reuse a working one (slurm-up.sh's), else start one and own it
-install -d -o munge -g munge -m 0755 /run/munge
-if [ ! -s /etc/munge/munge.key ]; then
-    /usr/sbin/mungekey --create --keyfile=/etc/munge/munge.key
-    chown munge:munge /etc/munge/munge.key
-    chmod 0400 /etc/munge/munge.key
-fi
-if ! munge -n 2>/dev/null | unmunge >/dev/null 2>&1; then
-    log "starting munged"
-    rm -f /run/munge/munged.pid
-    runuser -u munge -- /usr/sbin/munged 9>&-  # daemons never hold the up/down lock
-    for _ in $(seq 50); do [ -s /run/munge/munged.pid ] && break; sleep 0.1; done
-    cp /run/munge/munged.pid "$STATE/pids/munged.pid"
-fi
-munge -n | unmunge >/dev/null
+ensure_munged "$STATE/pids/munged.pid"
 
 # -- switches: top bridge gcbr0 (with slurmctld's address), leaf bridges joined by shaped veths
 per_leaf=$(( (NODES + LEAVES - 1) / LEAVES ))

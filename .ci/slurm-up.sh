@@ -16,6 +16,8 @@ CONF=/etc/slurm/slurm.conf
 MARK="# written by gpucomm .ci/slurm-up.sh"
 
 log() { echo "slurm-up: $*"; }
+# shellcheck source=munge-lib.sh
+. "$(cd "$(dirname "$0")" && pwd)/munge-lib.sh"
 
 if [ "$(id -u)" != 0 ]; then
     echo "slurm-up: must run as root (it installs packages and starts daemons)" >&2
@@ -49,21 +51,7 @@ fi
 mkdir -p "$STATE/ctld" "$STATE/d" "$STATE/log"
 
 # -- munge: the key comes with the Debian package; munged refuses to run as root
-install -d -o munge -g munge -m 0755 /run/munge
-if [ ! -s /etc/munge/munge.key ]; then
-    /usr/sbin/mungekey --create --keyfile=/etc/munge/munge.key
-    chown munge:munge /etc/munge/munge.key
-    chmod 0400 /etc/munge/munge.key
-fi
-if ! munge -n 2>/dev/null | unmunge >/dev/null 2>&1; then
-    log "starting munged"
-    rm -f /run/munge/munged.pid
-    runuser -u munge -- /usr/sbin/munged 9>&-  # daemons never hold the up/down lock
-    # munged writes its pid file as the munge user; keep a copy for slurm-down.sh
-    for _ in $(seq 50); do [ -s /run/munge/munged.pid ] && break; sleep 0.1; done
-    cp /run/munge/munged.pid "$STATE/munged.pid"
-fi
-munge -n | unmunge >/dev/null || { echo "slurm-up: munge does not work" >&2; exit 1; }
+ensure_munged "$STATE/munged.pid"
 
 # -- one node "localhost": 2 CPUs and 20 GB, as CI's machine (config_overrides: slurmd takes
 #    these numbers as given instead of draining the node where the machine differs)

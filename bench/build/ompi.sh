@@ -33,6 +33,12 @@ cd "$build"
   --with-pmix=internal --with-prrte=internal --with-hwloc=internal --with-libevent=internal \
   --enable-mca-no-build="${OMPI_NO_BUILD-io,fs,fbtl,fcoll,sharedfp,vprotocol,coll-monitoring,pml-monitoring,pml-v,btl-uct}" \
   --disable-dependency-tracking ${OMPI_CONFIGURE_EXTRA:-} > configure.log 2>&1 || { tail -40 configure.log; die "openmpi: configure failed"; }
+# a CUDA configure that found no usable CUDA still succeeds: stop here, not after the build
+grep -q "^checking if MCA component accelerator:cuda can compile... yes" configure.log \
+  || { grep -B14 "^checking if MCA component accelerator:cuda can compile" configure.log | tail -15; die "openmpi: configure found no usable CUDA in $CUDA_HOME (configure.log above)"; }
+if [ -n "${OMPI_WITH_UCX:-}" ]; then
+  grep -q "^checking if MCA component pml:ucx can compile... yes" configure.log || die "openmpi: configure cannot build pml ucx with $OMPI_WITH_UCX"
+fi
 say "openmpi: make -j$JOBS"
 make -j"$JOBS" > make.log 2>&1 || { grep -E 'error|Error' make.log | head -30; tail -20 make.log; die "openmpi: make failed"; }
 make install > install.log 2>&1 || { tail -20 install.log; die "openmpi: make install failed"; }

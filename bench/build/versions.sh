@@ -16,3 +16,10 @@ OSU_SHA256=1edd0c2efa61999409bfb28740a7f39689a5b42b1a1b4c66d1656e5637f7cefc
 NCCL_TESTS_VERSION=2.19.6
 NCCL_TESTS_GIT=https://github.com/NVIDIA/nccl-tests.git
 NCCL_TESTS_COMMIT=a0b82b2260cf5152b9f8c061bbf7eaf0ba096432   # tag v2.19.6
+
+# Building Open MPI with CUDA on a machine without CUDA (bench/build/cuda-host.sh): the headers
+# of the CUDA 13.0 the reference node has (nvcc 13.0.88, driver 580)
+CUDA_WHEEL_VERSION=13.0.96          # nvidia-cuda-runtime (include/cuda.h)
+CUDA_CRT_WHEEL_VERSION=13.0.88      # nvidia-cuda-crt (crt/host_defines.h ...)
+# UCX for pml ucx (bench/build/ucx-prefix.sh): the libucx-cu13 wheel the zero-build MPI uses
+UCX_WHEEL_VERSION=1.22.0

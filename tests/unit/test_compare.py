@@ -161,9 +161,12 @@ def test_harness_dry_run_on_a_cpu_machine(tmp_path):
     for name in ("ipc-copy-bw", "ipc-copy", "ccl-pingpong", "ccl-allreduce", "gpu-aware-mpi-bw", "gpu-aware-mpi"):
         assert f"# {name}: not run: no GPU" in lines
     assert "# host: 3 x (payload variants, then native), alternating" in lines
-    payload, lat, bw = lines[-3:]
-    assert "-m gpucomm pingpong --method host --sizes 8,67108864,268435456,1073741824" in payload
-    assert lat.endswith(f"{tmp_path}/osu/osu_latency -m 8:8 -c -i 50 -x 5")
+    # the latency size in a payload run of its own, with OSU's 10000 iterations, as osu_latency
+    payload_lat, payload, lat, bw = lines[-4:]
+    assert "-m gpucomm pingpong --method host --sizes 8 --iters 10000 --warmup 1000 --json" in payload_lat
+    assert payload_lat.endswith("R-payload-default-lat.json")
+    assert "-m gpucomm pingpong --method host --sizes 67108864,268435456,1073741824 --iters 50 --warmup 5" in payload
+    assert lat.endswith(f"{tmp_path}/osu/osu_latency -m 8:8 -c -i 10000 -x 1000")
     assert bw.endswith("osu_bw -m 67108864:1073741824 -W 1 -i 50 -x 5")
     assert not (tmp_path / "raw").exists()  # nothing ran
     env["GPUCOMM_OSU_DIR"] = str(tmp_path / "none")
@@ -206,7 +209,8 @@ def test_the_reference_node_tables_from_their_raw_outputs(tmp_path, only, sizes,
         tar.extractall(tmp_path, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
     run = subprocess.run([sys.executable, str(REPO / "bench" / "compare"), "--from-raw", "--out",
                           str(tmp_path / table), "--only", only, "--sizes", sizes, "--iters", str(iters),
-                          "--warmup", str(warmup), "--repeats", "3"], capture_output=True, text=True, timeout=120)
+                          "--warmup", str(warmup), "--repeats", "3", "--lat-iters", "0"],  # one run per pair then
+                         capture_output=True, text=True, timeout=120)
     assert run.returncode == (1 if table == "compare-host" else 0), run.stdout + run.stderr
     made = (tmp_path / table / "compare.md").read_text()
     want = (results / f"{table}.md").read_text()

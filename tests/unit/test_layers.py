@@ -34,6 +34,9 @@ RULES = {
 #: optional packages: layer -> (the one module that may import them, the packages); only inside
 #: a function and a ``try`` whose handlers catch ImportError, so that the layer runs without them
 OPTIONAL = {"payload": ("gpucomm.payload.fastloop", {"numba", "numba_mpi", "llvmlite"})}
+#: the module of compiled code behind the guard: it imports numba at import time, so that numba
+#: can cache its functions, and only the guarded import in fastloop may import it
+BEHIND_GUARD = {"gpucomm.payload.mpiloops": ("gpucomm.payload.fastloop", {"numba"})}
 #: the command dispatcher (and ``python -m gpucomm``) may name every layer, but imports them
 #: only when a command runs
 DISPATCHER = ("gpucomm.main", "gpucomm.__main__")
@@ -125,7 +128,16 @@ def allowed(layer, target):
 def optional_ok(layer, mod, target, guarded):
     """Whether ``target`` is the layer's optional package, imported where the rule allows it."""
     where, packages = OPTIONAL.get(layer, (None, set()))
+    if mod in BEHIND_GUARD and target.split(".")[0] in BEHIND_GUARD[mod][1]:
+        return True
     return target.split(".")[0] in packages and mod == where and guarded
+
+
+def behind_guard_violation(mod, target, guarded):
+    """A module behind the guard imported from anywhere but its guard's guarded import."""
+    if target in BEHIND_GUARD and not (mod == BEHIND_GUARD[target][0] and guarded):
+        return f"imports {target} (only inside a function of {BEHIND_GUARD[target][0]}, guarded by except ImportError)"
+    return None
 
 
 def module_violations(path, mod):
@@ -136,6 +148,11 @@ def module_violations(path, mod):
         # gpucomm.X as a package name resolves to its module: accept a shared module's name
         if target.split(".")[0] == "gpucomm" and any(target.startswith(s + ".") for s in SHARED - {"gpucomm"}):
             target = ".".join(target.split(".")[:2])
+        behind = behind_guard_violation(mod, target, guarded)
+        if behind:
+            rel = path.relative_to(SRC.parent) if path.is_relative_to(SRC.parent) else path
+            bad.append(f"{rel}:{line}: {layer} layer {behind}")
+            continue
         if not allowed(layer, target) and not optional_ok(layer, mod, target, guarded):
             where, packages = OPTIONAL.get(layer, (None, set()))
             why = (f" (optional: only inside a function of {where}, guarded by except ImportError)"
@@ -191,6 +208,12 @@ GUARDED = textwrap.dedent("""
     (GUARDED.replace("ImportError", "ValueError"), FASTLOOP, True),  # guarded against something else
     (GUARDED, "gpucomm.payload.engine", True),                      # another payload module
     (GUARDED, "gpucomm.rfm.base", True),                            # another layer
+    ("import numba\n", "gpucomm.payload.mpiloops", False),          # the compiled loops' module
+    ("import numba_mpi\n", "gpucomm.payload.mpiloops", True),       # ... numba only
+    ("from . import mpiloops\n", "gpucomm.payload.engine", True),   # imported elsewhere
+    ("def load():\n    try:\n        from . import mpiloops\n    except ImportError:\n        pass\n",
+     FASTLOOP, False),                                              # its guarded import
+    ("from . import mpiloops\n", FASTLOOP, True),                   # unguarded, even in fastloop
 ])
 def test_numba_only_as_the_payloads_optional_import(tmp_path, source, mod, reported):
     """numba and numba-mpi: in the payload only, in payload/fastloop.py only, imported inside a
@@ -200,7 +223,7 @@ def test_numba_only_as_the_payloads_optional_import(tmp_path, source, mod, repor
     bad = module_violations(path, mod)
     assert bool(bad) == reported, bad
     if reported:
-        assert any("numba" in b for b in bad)
+        assert any("numba" in b or "mpiloops" in b for b in bad)
 
 
 def test_fastloop_imports_numba_the_guarded_way():

@@ -197,8 +197,22 @@ def run(cfg):
     return 0
 
 
+def process_age_s():
+    """Seconds since this process started (Linux /proc; None elsewhere): the launcher's, the
+    interpreter's and the imports' share of a launch, in the first method's meta."""
+    try:
+        with open("/proc/self/stat") as fp:
+            start_ticks = float(fp.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/uptime") as fp:
+            uptime = float(fp.read().split()[0])
+        return round(uptime - start_ticks / os.sysconf("SC_CLK_TCK"), 2)
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def _run_method(cfg, comm, MPI, where, out, dog):
     """One method's run of the operation over every size (and case)."""
+    t_setup, age = time.perf_counter(), process_age_s() if not out.metas else None
     lrank, lsize, host_node, node_of = where
     op_cls = get_operation(cfg.op)
     method_cls = get_method(cfg.method)
@@ -253,7 +267,11 @@ def _run_method(cfg, comm, MPI, where, out, dog):
             "mpi": MPI.Get_library_version().split(",")[0].strip().strip("\x00"), "gpucomm": __version__,
             "nominal_GBps": limit, "nominal_source": limit_source, "graph": use_graph, "timer": timer.name,
             "mpi_requests": getattr(method, "request_style", None),
-            "time": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+            "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            # where a launch's seconds go: the process's age when this method began its set-up
+            # (rank 0), and the set-up (backend, method, buffers) until its first size
+            "process_age_s": age,
+            "setup_s": round(time.perf_counter() - t_setup, 3)}
     # the MPI methods: which timed loop runs (compiled or mpi4py's) and why not the compiled one
     loop = {k: getattr(method, k) for k in (TIMED_LOOP, TIMED_LOOP_NOTE) if getattr(method, k, None)}
     meta.update(loop)
@@ -272,6 +290,7 @@ def _run_method(cfg, comm, MPI, where, out, dog):
     try:
         for size, case in op.cases(cfg.sizes):
             op.select(case)
+            t_size = time.perf_counter()
             iters = cfg.iters or getattr(op, "fixed_iters", None) or default_iters(size)
             warmup = cfg.warmup if cfg.warmup is not None else max(2, iters // 10)
             _collective(lambda: (op.prepare(size), method.prepare(size)), comm)
@@ -329,7 +348,8 @@ def _run_method(cfg, comm, MPI, where, out, dog):
             rec = {"op": cfg.op, "method": cfg.method, "size": size, "iters": samples * batch,
                    "batch": batch, "samples": samples, "warmup": warmup, "nranks": comm.size,
                    "time_us": stats, "validated": True, "graph": graphed,
-                   "timer": timer.name, **loop, **case}
+                   "timer": timer.name, **loop, **case,
+                   "wall_s": round(time.perf_counter() - t_size, 3)}
             if meta.get("peer_sync"):
                 rec["peer_sync"] = meta["peer_sync"]
             rec.update(op.metrics(size, stats["median"] * 1e-6))

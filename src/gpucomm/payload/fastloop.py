@@ -12,15 +12,12 @@ MPI as mpi4py does) and mpi4py's handles of the communicator and MPI_BYTE.
 numba and numba-mpi are optional (``pip install gpucomm[fast]``): this is the one payload module
 that imports them, inside load() and guarded (tests/unit/test_layers.py), and a run without them
 times the mpi4py loop and says why (contract.TIMED_LOOP_NOTE).  numba-mpi finds the MPI library
-that mpi4py loaded (numba_mpi.common.LIB); the loops call it through ctypes prototypes of their
-own rather than numba-mpi's wrappers, which take numpy arrays only (no device buffer) on
+that mpi4py loaded (numba_mpi.common.LIB); the loops (payload/mpiloops.py) call it by name
+rather than through numba-mpi's wrappers, which take numpy arrays only (no device buffer) on
 MPI_COMM_WORLD only, allocate a status per receive, and whose receive takes about 5 s to compile.
-numba cannot cache a function that calls through ctypes pointers, so every launch compiles its
-loops once, in the method's constructor (outside every timed region): about a second on top of
-numba's import.
+They are loaded once per launch, in the method's constructor (outside every timed region), from
+numba's on-disk cache where an earlier launch compiled them.
 """
-
-import ctypes
 
 import numpy as np
 
@@ -37,11 +34,6 @@ def address(arr):
     """The address of an array's first byte: numpy's, or a device array's (CUDA array interface)."""
     iface = getattr(arr, "__cuda_array_interface__", None) or arr.__array_interface__
     return int(iface["data"][0])
-
-
-def _handle_ctype(MPI, cls):
-    """The C type of an MPI handle: int (MPICH) or a pointer (Open MPI)."""
-    return ctypes.c_int if MPI._sizeof(cls) == ctypes.sizeof(ctypes.c_int) else ctypes.c_void_p
 
 
 def _handle(MPI, obj):
@@ -78,87 +70,6 @@ class FastLoop:
             raise GpucommError(f"{what} (compiled loop): MPI error {int(err)} ({text})")
 
 
-def _compile(numba, lib, MPI):
-    """The four loops, compiled now (explicit signatures: every argument an int64)."""
-    c_int, c_void_p = ctypes.c_int, ctypes.c_void_p
-    dtype_t, comm_t = _handle_ctype(MPI, MPI.Datatype), _handle_ctype(MPI, MPI.Comm)
-    request_bytes = MPI._sizeof(MPI.Request)
-
-    def proto(name, *argtypes):
-        fn = getattr(lib, name)
-        fn.restype, fn.argtypes = c_int, list(argtypes)
-        return fn
-
-    p2p = (c_void_p, c_int, dtype_t, c_int, c_int, comm_t)
-    mpi_send = proto("MPI_Send", *p2p)
-    mpi_recv = proto("MPI_Recv", *p2p, c_void_p)
-    mpi_isend = proto("MPI_Isend", *p2p, c_void_p)
-    mpi_irecv = proto("MPI_Irecv", *p2p, c_void_p)
-    mpi_waitall = proto("MPI_Waitall", c_int, c_void_p, c_void_p)
-    jit = numba.njit
-    i64 = numba.int64
-    # (send buffer, receive buffer, bytes, MPI_BYTE, peer, tag, communicator, status, n)
-    p2p_sig = numba.int32(i64, i64, i64, i64, i64, i64, i64, i64, i64)
-
-    @jit(p2p_sig)
-    def ping(sbuf, rbuf, count, dtype, peer, tag, comm, status, n):
-        for _ in range(n):
-            err = mpi_send(sbuf, count, dtype, peer, tag, comm)
-            if err:
-                return err
-            err = mpi_recv(rbuf, count, dtype, peer, tag, comm, status)
-            if err:
-                return err
-        return 0
-
-    @jit(p2p_sig)
-    def answer(sbuf, rbuf, count, dtype, peer, tag, comm, status, n):
-        for _ in range(n):
-            err = mpi_recv(rbuf, count, dtype, peer, tag, comm, status)
-            if err:
-                return err
-            err = mpi_send(sbuf, count, dtype, peer, tag, comm)
-            if err:
-                return err
-        return 0
-
-    # (buffer, bytes, MPI_BYTE, peer, tag, communicator, requests, statuses, window,
-    #  acknowledgement buffer, its tag, status, n)
-    window_sig = numba.int32(i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64)
-
-    @jit(window_sig)
-    def send_windows(buf, count, dtype, peer, tag, comm, reqs, statuses, window, ack, ack_tag, status, n):
-        for _ in range(n):
-            for w in range(window):
-                err = mpi_isend(buf, count, dtype, peer, tag, comm, reqs + w * request_bytes)
-                if err:
-                    return err
-            err = mpi_waitall(window, reqs, statuses)
-            if err:
-                return err
-            err = mpi_recv(ack, 1, dtype, peer, ack_tag, comm, status)
-            if err:
-                return err
-        return 0
-
-    @jit(window_sig)
-    def recv_windows(buf, count, dtype, peer, tag, comm, reqs, statuses, window, ack, ack_tag, status, n):
-        for _ in range(n):
-            for w in range(window):
-                err = mpi_irecv(buf, count, dtype, peer, tag, comm, reqs + w * request_bytes)
-                if err:
-                    return err
-            err = mpi_waitall(window, reqs, statuses)
-            if err:
-                return err
-            err = mpi_send(ack, 1, dtype, peer, ack_tag, comm)
-            if err:
-                return err
-        return 0
-
-    return (ping, answer, send_windows, recv_windows), request_bytes
-
-
 #: communicator handle -> its FastLoop: the methods of one launch (a sweep) compile once
 _LOADED = {}
 
@@ -170,19 +81,23 @@ def load(MPI, comm):
     if key in _LOADED:
         return _LOADED[key]
     try:
-        import numba
+        import llvmlite.binding
         import numba_mpi.common as numba_mpi_common
     except ImportError as exc:
         raise CapabilityError(f"numba-mpi is not installed ({exc}; {INSTALL_HINT})") from None
     except Exception as exc:  # numba_mpi.common: RuntimeError when it finds no MPI library
         raise CapabilityError(f"numba-mpi cannot load: {type(exc).__name__}: {exc}") from None
     try:
-        lib = ctypes.CDLL(numba_mpi_common.LIB)  # its own function objects (own prototypes)
-        functions, request_bytes = _compile(numba, lib, MPI)
+        # the MPI library's symbols, global: the loops call MPI_Send & co. by name
+        llvmlite.binding.load_library_permanently(numba_mpi_common.LIB)
+        from . import mpiloops  # compiled at import (explicit signatures), or loaded from numba's cache
+        functions = (mpiloops.ping, mpiloops.answer, mpiloops.send_windows, mpiloops.recv_windows)
+    except ImportError as exc:
+        raise CapabilityError(f"numba is not installed ({exc}; {INSTALL_HINT})") from None
     except Exception as exc:  # numba's typing or lowering errors, a symbol missing
         raise CapabilityError(f"numba could not compile the MPI loops: {type(exc).__name__}: "
                               f"{str(exc).splitlines()[0] if str(exc) else ''}") from None
-    loop = _LOADED[key] = FastLoop(MPI, comm, functions, request_bytes)
+    loop = _LOADED[key] = FastLoop(MPI, comm, functions, MPI._sizeof(MPI.Request))
     return loop
 
 

@@ -221,7 +221,8 @@ class HostMpi:
         send, recv, nbytes, byte = self.fast_ping
         fn, buf = (f.send_windows, send) if kind == "send" else (f.recv_windows, recv)
         tag, comm, _ = self.fast_tail
-        f.check(fn(buf, nbytes, byte, peer, tag, comm, fastloop.address(reqs), fastloop.address(statuses),
+        f.check(fn(buf, nbytes, byte, peer, tag, comm, fastloop.address(reqs), f.request_bytes,
+                   fastloop.address(statuses),
                    window, *self.fast_ack, 1), f"bw window ({kind})")
 
     def mpi_send_window(self, nbytes, peer, window):

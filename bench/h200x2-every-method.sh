@@ -4,13 +4,14 @@
 # picked up by bench/device-env.sh:
 #   the GPU-aware level by probing; the payload's gpu-aware-mpi on every operation under it;
 #   under ReFrame, every method on ping-pong, bw, all-reduce and all-to-all (the perf points'
-#   sizes); nvshmem's ping-pong alone, after the other methods in one launch, and with a longer
-#   warm-up (the health sweep's erratic numbers); the health mode with nvshmem in the sweeps,
-#   each launch's timeline (process age, set-up, per size) from its results file.
+#   sizes); nvshmem's short ping-pong under three CPU bindings (the health sweep's erratic
+#   numbers); OSU -d cuda; the health mode with nvshmem in the sweeps, default binding and
+#   HEALTH_BINDING [--bind-to none]; every results file kept (process age, set-up, per size).
 # Usage: GPUCOMM_WHEELS=DIR bench/h200x2-every-method.sh OUT [STAGES]   (STAGES: default all of
-#   env probe payload nvshmem reframe native health)
+#   env probe payload nvshmem native health reframe; the last one gets the time left of
+#   DEADLINE [575] s)
 OUT=${1:?usage: bench/h200x2-every-method.sh OUT [STAGES]}
-STAGES=${2:-env probe payload nvshmem reframe native health}
+STAGES=${2:-env probe payload nvshmem native health reframe}
 source bench/device-env.sh
 set -o pipefail
 T0=$(date +%s)
@@ -35,36 +36,43 @@ echo "mpirun options: $OPTS"
 if want payload; then
   for op in pingpong bw allreduce alltoall; do
     step "payload $op gpu-aware-mpi"
-    timeout 60 $MPI $OPTS python3 -m gpucomm $op --method gpu-aware-mpi --sizes 8,1M,64M,1G --timeout 55 | grep -vE '^GPUCOMM-'
+    timeout 40 $MPI $OPTS python3 -m gpucomm $op --method gpu-aware-mpi --sizes 8,1M,64M,1G --budget 0.3 --timeout 35 | grep -vE '^GPUCOMM-'
   done
 fi
 if want nvshmem; then
+  # nvshmem's short, budgeted runs stalled ~2 ms per sample (21-every-method, call 1): Open MPI
+  # binds each of two ranks to one core, shared by NVSHMEM's proxy thread and the rank's own;
+  # host first (the binding's effect on the host latency), then nvshmem, twice per binding
   S="--sizes 8,1M,64M --budget 0.25 --warmup 2 --timeout 40"
-  for m in nvshmem host,staging,gpu-aware-mpi,ipc-copy,ccl,nvshmem nvshmem,ccl; do
-    step "pingpong sweep-like: $m"; timeout 45 $MPI $OPTS python3 -m gpucomm pingpong --method $m $S --json "$OUT/sweep-$m.json" | grep -E '^(#|  )' | grep -vE '^# (nodes|nominal)'
+  for b in "" "--bind-to none" "--map-by slot:PE=4 --bind-to core"; do
+    for i in 1 2; do
+      step "binding '${b:-default}' ($i): pingpong host,nvshmem $S"
+      timeout 45 $MPI $OPTS $b python3 -m gpucomm pingpong --method host,nvshmem $S | grep -E '^(# gpucomm|  )'
+    done
   done
-  step "pingpong nvshmem, warm-up 100"; timeout 45 $MPI $OPTS python3 -m gpucomm pingpong --method nvshmem --sizes 8,1M,64M --budget 0.25 --warmup 100 --timeout 40 | grep -vE '^GPUCOMM-'
-fi
-if want reframe; then
-  step "reframe: every method, ping-pong, bw, all-reduce, all-to-all"
-  timeout 330 $RFM -c checks/pingpong.py -c checks/bw.py -c checks/collectives.py \
-      -n PingPongCheck -n BwCheck -n AllReduceCheck -n AllToAllCheck -S sizes=8,1M,64M,256M,1G -S budget=0.5 \
-      -r --report-file "$OUT/report-every-method.json" 2>&1 | tee "$OUT/every-method.log" | grep -vE '^\[ *(RUN) *\]' | tail -150
 fi
 if want native; then
   step "reframe: OSU with device buffers (-d cuda), collectives included"
   d=/tmp/gpucomm-tools; mkdir -p $d && tar xJf "${TOOLS:-ext/tools.tar.xz}" -C $d && \
       export GPUCOMM_OSU_DIR=$d/osu GPUCOMM_NCCL_TESTS_DIR=$d/nccl-tests
-  timeout 150 $RFM -c checks/native.py -n 'OsuCheck%buffers=device' -r --report-file "$OUT/report-osu-device.json" 2>&1 \
-      | tee "$OUT/osu-device.log" | grep -vE '^\[ *(RUN) *\]' | tail -40
+  # ReFrame's Name%param=value matches the parameters in order: name the benchmark, both buffers run
+  timeout 100 $RFM -c checks/native.py -n 'OsuCheck%bench=osu_allreduce' -n 'OsuCheck%bench=osu_alltoall' \
+      -n 'OsuCheck%bench=osu_latency' -n 'OsuCheck%bench=osu_bw' -r --report-file "$OUT/report-osu.json" 2>&1 \
+      | tee "$OUT/osu.log" | grep -vE '^\[ *(RUN) *\]' | tail -40
 fi
 if want health; then
-  for i in 1 2; do
-    step "health mode $i, nvshmem in the sweeps"; t1=$(date +%s.%N)
-    timeout 110 $RFM -c checks/ --mode health -S HealthCheck.methods=host,staging,gpu-aware-mpi,ipc-copy,ccl,nvshmem \
-        -r --report-file "$OUT/report-health-$i.json" 2>&1 | grep -E '^(P:|\[ *(OK|FAIL|SKIP|PASSED|FAILED)|.*(FAIL|Reason))' | tail -60
+  for b in "" "${HEALTH_BINDING:---bind-to none}"; do
+    step "health mode, nvshmem in the sweeps, mpirun options '${b:-default}'"; t1=$(date +%s.%N)
+    GPUCOMM_MPIRUN_OPTIONS="$b" timeout 110 $RFM -c checks/ --mode health -S HealthCheck.methods=host,staging,gpu-aware-mpi,ipc-copy,ccl,nvshmem \
+        -r --report-file "$OUT/report-health${b:+-binding}.json" 2>&1 | grep -E '^(P:|\[ *(OK|FAIL|SKIP|PASSED|FAILED)|.*(FAIL|Reason))' | tail -60
     echo "health mode wall $(python3 -c "print(round($(date +%s.%N)-$t1,1))") s"
   done
 fi
-step keep; tar czf "$OUT/outputs.tgz" $(find output -name 'gpucomm_results*.json' -o -name 'rfm_job.out' -o -name 'rfm_job.err' -o -name 'rfm_job.sh' | head -900) 2>/dev/null
+if want reframe; then
+  step "reframe: every method, ping-pong, bw, all-reduce, all-to-all"
+  timeout $(( ${DEADLINE:-575} - ($(date +%s) - T0) )) $RFM -c checks/pingpong.py -c checks/bw.py -c checks/collectives.py \
+      -n PingPongCheck -n BwCheck -n AllReduceCheck -n AllToAllCheck -S sizes=8,1M,64M,256M,1G -S budget=0.3 \
+      -r --report-file "$OUT/report-every-method.json" 2>&1 | tee "$OUT/every-method.log" | grep -vE '^\[ *(RUN) *\]' | tail -150
+fi
+step keep; tar czf "$OUT/outputs.tgz" --exclude="*.so" $(find output -name 'gpucomm_results*.json' -o -name 'rfm_job.out' -o -name 'rfm_job.err' -o -name 'rfm_job.sh' | head -900) 2>/dev/null
 ls -la "$OUT"

@@ -14,10 +14,12 @@ reference set applies only to the node class it was measured on.
 """
 
 import os
+import sys
 
+from gpucomm.errors import GpucommError
 from gpucomm.site.probe import node_info
 from gpucomm.constants import NO_MULTICAST_ENV
-from gpucomm.site.siteconf import local_gpu_aware
+from gpucomm.site.siteconf import local_gpu_aware, user_mpirun_options
 
 _info = node_info()
 _features, _env_features, _env_vars, _launcher_opts = [], [], [], []
@@ -52,6 +54,11 @@ _gpu_aware = local_gpu_aware(_info)
 if _gpu_aware["options"]:
     _launcher_opts += _gpu_aware["options"]
     _env_features.append("gpu-aware-mpi")
+# the user's own mpirun options, last (e.g. GPUCOMM_MPIRUN_OPTIONS="--bind-to none")
+try:
+    _launcher_opts += user_mpirun_options()
+except GpucommError as exc:
+    sys.exit(f"gpucomm: error: {exc}")
 
 _descr = (f"autodetected: {_info['gpu_count']} x {_info['gpu_model']}" if _info["gpu_count"]
           else "autodetected: CPU only")

@@ -35,6 +35,9 @@ LOOPS = (LOOP_NUMBA_MPI, LOOP_MPI4PY)
 LOOP_CHOICES = (LOOP_AUTO,) + LOOPS
 #: the environment variable that sets --loop's default (a site, a test suite)
 LOOP_ENV = "GPUCOMM_LOOP"
+#: extra mpirun options of the autodetected local system (config/systems/local.py), e.g. the
+#: binding: "--bind-to none" (Open MPI binds each of two ranks to one core by default)
+LOCAL_MPIRUN_OPTIONS_ENV = "GPUCOMM_MPIRUN_OPTIONS"
 
 #: ReFrame features: of a partition (gpu, nvgpu, amdgpu) and of an environment (the rest)
 FEATURE_GPU, FEATURE_NVGPU, FEATURE_AMDGPU = "gpu", "nvgpu", "amdgpu"

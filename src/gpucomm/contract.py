@@ -8,6 +8,7 @@ line on stderr.  Perf variables are named after *points* of a sweep: a size and 
 """
 
 import json
+import re
 
 RESULT_TAG = "GPUCOMM-RESULT"
 DONE_TAG = "GPUCOMM-DONE"
@@ -26,11 +27,18 @@ LATENCY = "latency"
 TIMED_LOOP, TIMED_LOOP_NOTE = "timed_loop", "timed_loop_note"
 
 
+#: terminal control sequences another rank's process may write into the shared output without
+#: a newline (colorama's reset at exit, which numba sets up: 21-every-method), so that the next
+#: line of rank 0 starts with it
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
 def parse_output(text):
     """What a run printed, read back: its records (the RESULT_TAG lines, in order) and its
-    summary (the DONE_TAG line, None if it did not finish)."""
+    summary (the DONE_TAG line, None if it did not finish).  Terminal control sequences are
+    dropped first."""
     records, summary = [], None
-    for line in text.splitlines():
+    for line in _ANSI.sub("", text).splitlines():
         if line.startswith(RESULT_TAG + " "):
             records.append(json.loads(line[len(RESULT_TAG) + 1:]))
         elif line.startswith(DONE_TAG + " "):

@@ -131,3 +131,28 @@ def test_an_open_mpi_with_its_own_ucx_is_tried_with_pml_ucx_first(tmp_path):
     got = siteconf.local_gpu_aware(node, probe=run)
     assert run.calls == ["ucx-wheel"] and got["name"] == "pml-ucx" and got["level"] == GPU_AWARE_FULL
     assert f"UCX_MODULE_DIR={tmp_path}/lib/ucx" in got["options"]
+
+
+def test_pml_ucx_built_into_libmpi_is_found(tmp_path):
+    """configure builds pml ucx into libmpi (no mca_pml_ucx.so) when UCX is its only need:
+    the candidate is still tried first (21-every-method: without it, ob1 moved device memory
+    through the host at 2.2 GB/s)."""
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "bin" / "mpirun").write_text("")
+    (tmp_path / "lib" / "libucp.so.0").write_text("")
+    (tmp_path / "lib" / "libmpi.so.40").write_bytes(b"\x7fELF...mca_pml_ucx_component\x00...")
+    node = dict(GPU_NODE, libucx=None, mpi={"mpirun": str(tmp_path / "bin" / "mpirun"), "openmpi": True})
+    assert [n for n, _ in siteconf.gpu_aware_candidates(node)] == ["pml-ucx", "plain"]
+    (tmp_path / "lib" / "libmpi.so.40").write_bytes(b"\x7fELF...mca_pml_ob1_component\x00...")
+    assert [n for n, _ in siteconf.gpu_aware_candidates(node)] == ["plain"]
+
+
+def test_user_mpirun_options_come_last_and_bad_quoting_is_one_line():
+    from gpucomm.constants import LOCAL_MPIRUN_OPTIONS_ENV
+    from gpucomm.errors import GpucommError
+    assert siteconf.user_mpirun_options({LOCAL_MPIRUN_OPTIONS_ENV: "--bind-to none -x A=1"}) == [
+        "--bind-to", "none", "-x", "A=1"]
+    assert siteconf.user_mpirun_options({}) == []
+    with pytest.raises(GpucommError, match="GPUCOMM_MPIRUN_OPTIONS=.*No closing quotation"):
+        siteconf.user_mpirun_options({LOCAL_MPIRUN_OPTIONS_ENV: "--bind-to 'none"})

@@ -89,15 +89,21 @@ class Pair:
     metrics: List[Metric]
     nranks: int = 2
     variants: Dict[str, List[str]] = field(default_factory=lambda: {"default": []})
+    #: iterations and warm-up at the latency sizes (0: the run's), a payload run of their own
+    lat_iters: int = 0
+    lat_warmup: int = 0
 
 
 def _sizes_arg(sizes):
     return ",".join(str(s) for s in sizes)
 
 
-def make_pairs(ngpus=2, sizes=SIZES, iters=50, warmup=5, window=8):
+def make_pairs(ngpus=2, sizes=SIZES, iters=50, warmup=5, window=8, lat_iters=0, lat_warmup=0):
     """The comparison pairs (bench/compare's docstring: what is compared with what; CRITERIA:
     why operation against the same operation).  ``iters`` and ``warmup`` go to every tool;
+    ``lat_iters`` and ``lat_warmup`` (0: the same), to the latency sizes of the pairs judged
+    against osu_latency (host, gpu-aware-mpi), payload and osu_latency alike: a sub-microsecond
+    median wants OSU's own 10000 iterations, which at 1 GiB would take minutes;
     ``window`` is osu_bw's -W and the payload bw's --window (messages in flight: the default
     64 x 1 GiB would take seconds per iteration; host memory moves ~6 GB/s: one message).
     osu_bw runs without -c: its validation fills and checks the buffer on the CPU every
@@ -110,8 +116,9 @@ def make_pairs(ngpus=2, sizes=SIZES, iters=50, warmup=5, window=8):
     wopt = {"default": ["--window", str(window)]}
     nccl_it = ["-n", str(iters), "-w", str(warmup), "-c", "1"]
     nccl_range = ["-b", str(min(sizes)), "-e", str(max(sizes)), "-f", "2", "-g", "1"]
+    lat_it = ["-i", str(lat_iters or iters), "-x", str(lat_warmup or warmup)]
     osu_lat = lambda dev: {"binary": "osu_latency", "kind": "osu", "mpi": True,  # noqa: E731
-                           "args": ["-m", f"{min(lat or [8])}:{max(lat or [8])}", "-c"] + osu_it + dev}
+                           "args": ["-m", f"{min(lat or [8])}:{max(lat or [8])}", "-c"] + lat_it + dev}
     # the ping-pong at the bandwidth sizes: osu_latency without -c (its check copies every
     # message to the host), as osu_bw
     osu_lat_big = lambda dev: {"binary": "osu_latency", "kind": "osu", "mpi": True,  # noqa: E731
@@ -143,11 +150,13 @@ def make_pairs(ngpus=2, sizes=SIZES, iters=50, warmup=5, window=8):
         Pair("gpu-aware-mpi", "pingpong", "gpu-aware-mpi", True,
              {"osu_latency": osu_lat(dev), "osu_latency_big": osu_lat_big(dev)},
              [Metric("lat", s, "latency", "latency", "osu_latency") for s in lat]
-             + [Metric("bw", s, "goodput_GBps", "goodput_GBps", "osu_latency_big") for s in big]),
+             + [Metric("bw", s, "goodput_GBps", "goodput_GBps", "osu_latency_big") for s in big],
+             lat_iters=lat_iters, lat_warmup=lat_warmup),
         Pair("host", "pingpong", "host", False,
              {"osu_latency": osu_lat([]), "osu_bw": osu_bw([], 1)},
              [Metric("lat", s, "latency", "latency", "osu_latency") for s in lat]
-             + [Metric("bw", s, "goodput_GBps", "goodput_GBps", "osu_bw") for s in big]),
+             + [Metric("bw", s, "goodput_GBps", "goodput_GBps", "osu_bw") for s in big],
+             lat_iters=lat_iters, lat_warmup=lat_warmup),
     ]
 
 
@@ -329,6 +338,20 @@ def payload_cmd(pair, variant, setup, sizes, iters, warmup, json_path):
             + pair.variants[variant])
 
 
+def payload_cmds(pair, variant, setup, sizes, iters, warmup, stem):
+    """[(argv, json path)]: one payload run, or two where the pair times its latency sizes with
+    iterations of their own (``stem``-lat.json, then ``stem``.json)."""
+    lat = [s for s in sizes if s < BIG]
+    big = [s for s in sizes if s >= BIG]
+    if pair.lat_iters and lat and (pair.lat_iters, pair.lat_warmup or warmup) != (iters, warmup):
+        runs = [(lat, pair.lat_iters, pair.lat_warmup or warmup, stem + "-lat.json")]
+        if big:
+            runs.append((big, iters, warmup, stem + ".json"))
+    else:
+        runs = [(sizes, iters, warmup, stem + ".json")]
+    return [(payload_cmd(pair, variant, setup, sz, it, wu, path), path) for sz, it, wu, path in runs]
+
+
 def native_cmds(pair, tool, path, setup):
     """[(size or None, argv)]: one command, or one per size for the single-size CE copy."""
     spec = pair.native[tool]
@@ -370,7 +393,7 @@ def dry_run(pairs, setup, repeats, sizes=SIZES, iters=50, warmup=5, out="OUT"):
         lines.append(f"# {pair.name}: {repeats} x (payload variants, then native), alternating")
         for variant in pair.variants:
             stem = os.path.join(out, "raw", pair.name, f"R-payload-{variant}")
-            lines.append(" ".join(payload_cmd(pair, variant, setup, sizes, iters, warmup, stem + ".json")))
+            lines += [" ".join(argv) for argv, _ in payload_cmds(pair, variant, setup, sizes, iters, warmup, stem)]
         for tool in pair.native:
             lines += [" ".join(argv) for _, argv in native_cmds(pair, tool, paths[tool], setup)]
     return "\n".join(lines) + "\n"
@@ -401,13 +424,15 @@ def run_pairs(pairs, setup, out, repeats, runner, sizes=SIZES, iters=50, warmup=
                 if variant in failed:
                     continue
                 stem = os.path.join(raw, f"{r}-payload-{variant}")
-                argv = payload_cmd(pair, variant, setup, sizes, iters, warmup, stem + ".json")
-                rc, text = runner(argv, stem + ".out")
+                recs = {}
                 try:
-                    if rc != 0:
-                        raise GpucommError(_first_error(text, rc))
-                    with open(stem + ".json") as fp:
-                        payload_runs[variant].append(parse_payload(fp.read()))
+                    for argv, path in payload_cmds(pair, variant, setup, sizes, iters, warmup, stem):
+                        rc, text = runner(argv, path[:-len(".json")] + ".out")
+                        if rc != 0:
+                            raise GpucommError(_first_error(text, rc))
+                        with open(path) as fp:
+                            recs.update(parse_payload(fp.read()))
+                    payload_runs[variant].append(recs)
                 except (OSError, GpucommError) as exc:
                     failed[variant] = str(exc)
             for tool in pair.native:

@@ -19,6 +19,8 @@ They are loaded once per launch, in the method's constructor (outside every time
 numba's on-disk cache where an earlier launch compiled them.
 """
 
+import os
+
 import numpy as np
 
 from ..constants import LOOP_MPI4PY, LOOP_NUMBA_MPI
@@ -80,6 +82,9 @@ def load(MPI, comm):
     key = _handle(MPI, comm)
     if key in _LOADED:
         return _LOADED[key]
+    # numba formats its internal errors with colorama where that is installed, and colorama's
+    # exit handler then writes a terminal reset into the run's output: no highlighting
+    os.environ.setdefault("NUMBA_DISABLE_ERROR_MESSAGE_HIGHLIGHTING", "1")
     try:
         import llvmlite.binding
         import numba_mpi.common as numba_mpi_common

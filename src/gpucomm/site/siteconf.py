@@ -6,8 +6,10 @@ request, per-task GPU/NIC binding through config/bin/gpucomm-bind, the guard lim
 """
 
 import os
+import shlex
 
-from ..constants import GPU_AWARE_FULL, GPU_AWARE_LEVELS, GPU_AWARE_NONE, PYTHON_UNSET
+from ..errors import GpucommError
+from ..constants import GPU_AWARE_FULL, GPU_AWARE_LEVELS, GPU_AWARE_NONE, LOCAL_MPIRUN_OPTIONS_ENV, PYTHON_UNSET
 
 #: Slurm's own input variables for sbatch.  ReFrame unsets every SBATCH_* variable before it
 #: calls sbatch (reframe.core.schedulers.slurm.SlurmJobScheduler.sbatch), so the ones a user
@@ -84,6 +86,19 @@ def ucx_wheel_options(ucx):
             "-x", f"UCX_MODULE_DIR={os.path.join(ucx, 'ucx')}"]
 
 
+def has_pml_ucx(lib):
+    """Whether the Open MPI install whose libraries are in ``lib`` has pml ucx: as a plugin
+    (openmpi/mca_pml_ucx.so) or built into libmpi, as configure builds a component that needs
+    no library of its own but the MPI's (bench/build/ompi.sh's: 21-every-method)."""
+    if os.path.exists(os.path.join(lib, "openmpi", "mca_pml_ucx.so")):
+        return True
+    try:
+        with open(os.path.join(lib, "libmpi.so.40"), "rb") as fp:
+            return b"mca_pml_ucx_component" in fp.read()
+    except OSError:
+        return False
+
+
 def gpu_aware_candidates(info):
     """[(name, mpirun options)] to try for GPU-aware MPI on this node, in order: pml ucx where
     the Open MPI install carries its own UCX, the MPI as it is (an MPI built with CUDA, e.g.
@@ -92,8 +107,7 @@ def gpu_aware_candidates(info):
     cands = []
     prefix = os.path.dirname(os.path.dirname(os.path.realpath(info["mpi"].get("mpirun") or "/")))
     lib = os.path.join(prefix, "lib")
-    if info["mpi"].get("openmpi") and os.path.exists(os.path.join(lib, "openmpi", "mca_pml_ucx.so")) \
-            and os.path.exists(os.path.join(lib, "libucp.so.0")):
+    if info["mpi"].get("openmpi") and has_pml_ucx(lib) and os.path.exists(os.path.join(lib, "libucp.so.0")):
         # an Open MPI with its own UCX in its lib/ (bench/build/ompi.sh with OMPI_WITH_UCX):
         # pml ucx moves device memory through cuda_ipc, faster than ob1's smcuda
         cands.append(("pml-ucx", ["--mca", "pml", "ucx", "-x", f"UCX_MODULE_DIR={os.path.join(lib, 'ucx')}"]))
@@ -137,8 +151,20 @@ def local_gpu_aware(info, probe=None):
             "name": best["name"] if level != GPU_AWARE_NONE else None, "tried": tried}
 
 
+def user_mpirun_options(environ=None):
+    """The user's extra mpirun options for the local system (constants.LOCAL_MPIRUN_OPTIONS_ENV,
+    shell words); GpucommError on a value that is not."""
+    env = os.environ if environ is None else environ
+    text = env.get(LOCAL_MPIRUN_OPTIONS_ENV, "")
+    try:
+        return shlex.split(text)
+    except ValueError as exc:
+        raise GpucommError(f"{LOCAL_MPIRUN_OPTIONS_ENV}={text!r}: {exc}") from None
+
+
 def local_mpirun_options(info):
     """mpirun options that make the local MPI GPU-aware (local_gpu_aware's), [] where it is
-    not.  config/systems/local.py, bench/compare and bench/campaign.sh all launch with these,
-    so the native tools and the payload move device memory the same way."""
-    return local_gpu_aware(info)["options"]
+    not, then the user's (user_mpirun_options).  config/systems/local.py, bench/compare and
+    bench/campaign.sh all launch with these, so the native tools and the payload move device
+    memory the same way."""
+    return local_gpu_aware(info)["options"] + user_mpirun_options()

@@ -5,13 +5,13 @@
 #   the GPU-aware level by probing; the payload's gpu-aware-mpi on every operation under it;
 #   under ReFrame, every method on ping-pong, bw, all-reduce and all-to-all (the perf points'
 #   sizes); nvshmem's short ping-pong under three CPU bindings (the health sweep's erratic
-#   numbers); OSU -d cuda; the health mode with nvshmem in the sweeps, default binding and
-#   HEALTH_BINDING [--bind-to none]; every results file kept (process age, set-up, per size).
+#   numbers); OSU -d cuda; the health mode HEALTH_RUNS [2] times; bench/compare's COMPARE_ONLY
+#   [host] pair at COMPARE_SIZES [8,64M]; every results file kept (process age, set-up, per size).
 # Usage: GPUCOMM_WHEELS=DIR bench/h200x2-every-method.sh OUT [STAGES]   (STAGES: default all of
-#   env probe payload nvshmem native health reframe; the last one gets the time left of
+#   env probe payload nvshmem native health compare reframe; the last one gets the time left of
 #   DEADLINE [575] s)
 OUT=${1:?usage: bench/h200x2-every-method.sh OUT [STAGES]}
-STAGES=${2:-env probe payload nvshmem native health reframe}
+STAGES=${2:-env probe payload nvshmem native health compare reframe}
 source bench/device-env.sh
 set -o pipefail
 T0=$(date +%s)
@@ -61,12 +61,19 @@ if want native; then
       | tee "$OUT/osu.log" | grep -vE '^\[ *(RUN) *\]' | tail -40
 fi
 if want health; then
-  for b in "" "${HEALTH_BINDING:---bind-to none}"; do
-    step "health mode, nvshmem in the sweeps, mpirun options '${b:-default}'"; t1=$(date +%s.%N)
-    GPUCOMM_MPIRUN_OPTIONS="$b" timeout 110 $RFM -c checks/ --mode health -S HealthCheck.methods=host,staging,gpu-aware-mpi,ipc-copy,ccl,nvshmem \
-        -r --report-file "$OUT/report-health${b:+-binding}.json" 2>&1 | grep -E '^(P:|\[ *(OK|FAIL|SKIP|PASSED|FAILED)|.*(FAIL|Reason))' | tail -60
+  for i in $(seq "${HEALTH_RUNS:-2}"); do
+    step "health mode $i (nvshmem in the sweeps, the local system's mpirun options)"; t1=$(date +%s.%N)
+    timeout 110 $RFM -c checks/ --mode health -r --report-file "$OUT/report-health-$i.json" 2>&1 \
+        | grep -E '^(P:|\[ *(OK|FAIL|SKIP|PASSED|FAILED)|.*(FAIL|Reason))' | tail -60
     echo "health mode wall $(python3 -c "print(round($(date +%s.%N)-$t1,1))") s"
   done
+fi
+if want compare; then
+  step "bench/compare, host pair: 8 B with OSU's 10000 iterations, 64 MiB"
+  d=/tmp/gpucomm-tools; mkdir -p $d && tar xJf "${TOOLS:-ext/tools.tar.xz}" -C $d && \
+      export GPUCOMM_OSU_DIR=$d/osu GPUCOMM_NCCL_TESTS_DIR=$d/nccl-tests
+  timeout 120 bench/compare --only ${COMPARE_ONLY:-host} --sizes ${COMPARE_SIZES:-8,64M} --repeats 3 --out "$OUT/compare" 2>&1 | tail -20
+  cat "$OUT/compare/compare.md" 2>/dev/null
 fi
 if want reframe; then
   step "reframe: every method, ping-pong, bw, all-reduce, all-to-all"

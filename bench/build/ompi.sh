@@ -44,7 +44,8 @@ make -j"$JOBS" > make.log 2>&1 || { grep -E 'error|Error' make.log | head -30; t
 make install > install.log 2>&1 || { tail -20 install.log; die "openmpi: make install failed"; }
 strip_prefix "$PREFIX"
 if [ -n "${OMPI_WITH_UCX:-}" ]; then
-  cp -a "$OMPI_WITH_UCX"/lib/libuc[mpst]*.so* "$PREFIX/lib/" && mkdir -p "$PREFIX/lib/ucx" \
+  # UCX's libraries with what they need beside them (ucx-prefix.sh: the wheel's CUDA runtime)
+  cp -a "$OMPI_WITH_UCX"/lib/lib*.so* "$PREFIX/lib/" && mkdir -p "$PREFIX/lib/ucx" \
     && cp -a "$OMPI_WITH_UCX"/lib/ucx/*.so* "$PREFIX/lib/ucx/" || die "openmpi: cannot copy UCX from $OMPI_WITH_UCX"
   say "openmpi: UCX libraries and modules copied into $PREFIX/lib"
 fi

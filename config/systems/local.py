@@ -19,7 +19,7 @@ import sys
 from gpucomm.errors import GpucommError
 from gpucomm.site.probe import node_info
 from gpucomm.constants import NO_MULTICAST_ENV
-from gpucomm.site.siteconf import local_gpu_aware, user_mpirun_options
+from gpucomm.site.siteconf import local_binding_options, local_gpu_aware, user_mpirun_options
 
 _info = node_info()
 _features, _env_features, _env_vars, _launcher_opts = [], [], [], []
@@ -38,6 +38,7 @@ else:
 _mpi = _info["mpi"]
 if _mpi["mpirun"]:
     _env_features.append("mpi")
+    _launcher_opts += local_binding_options(_info)  # siteconf: why
     _env_vars.append(["PATH", f"{os.path.dirname(_mpi['mpirun'])}:$PATH"])
     if _mpi["openmpi"] and os.geteuid() == 0:
         _env_vars += [["OMPI_ALLOW_RUN_AS_ROOT", "1"], ["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"]]

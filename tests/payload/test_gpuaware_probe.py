@@ -156,3 +156,12 @@ def test_user_mpirun_options_come_last_and_bad_quoting_is_one_line():
     assert siteconf.user_mpirun_options({}) == []
     with pytest.raises(GpucommError, match="GPUCOMM_MPIRUN_OPTIONS=.*No closing quotation"):
         siteconf.user_mpirun_options({LOCAL_MPIRUN_OPTIONS_ENV: "--bind-to 'none"})
+
+
+def test_open_mpi_on_a_gpu_node_runs_unbound():
+    """21-every-method: one core per rank starved NVSHMEM's proxy thread; CPU nodes keep Open
+    MPI's default, other MPIs are left alone."""
+    gpu = dict(GPU_NODE, mpi={"mpirun": "/x/bin/mpirun", "openmpi": True})
+    assert siteconf.local_binding_options(gpu) == ["--bind-to", "none"]
+    assert siteconf.local_binding_options(dict(gpu, gpu_count=0)) == []
+    assert siteconf.local_binding_options(dict(gpu, mpi={"mpirun": "/x/bin/mpirun", "openmpi": False})) == []

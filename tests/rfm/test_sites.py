@@ -426,33 +426,32 @@ def test_health_mode_one_launch_per_env_group(tmp_path):
     assert sorted(cases) == ["HealthCheck %operation=allreduce", "HealthCheck %operation=alltoall",
                              "HealthCheck %operation=pingpong", "PairMatrixCheck %method=ccl",
                              "PairMatrixCheck %method=gpu-aware-mpi", "PairMatrixCheck %method=host",
-                             "PairMatrixCheck %method=ipc-copy"]  # nvshmem: not in health mode
+                             "PairMatrixCheck %method=ipc-copy"]  # nvshmem's pair matrix: acceptance
     case = cases["HealthCheck %operation=pingpong"]
     site = SITES["alps"]
     lines = job_script(case).splitlines()
     first = [ln for ln in lines if ln.startswith("srun ")]
     assert len(first) == 2, lines
     timeout = f"{max(30.0, float(watchdog_s(case)) / 2):g}"
-    assert first[0].endswith("gpucomm pingpong --method host,staging,ipc-copy,ccl --sizes 8,1M,64M "
+    assert first[0].endswith("gpucomm pingpong --method host,staging,ipc-copy,ccl,nvshmem --sizes 8,1M,64M "
                              f"--json gpucomm_results.json --warmup 2 --budget 0.25 --timeout {timeout} "
                              "--max-bandwidth 150"), first[0]
     assert first[1].endswith("gpucomm pingpong --method gpu-aware-mpi --sizes 8,1M,64M "
                              f"--json gpucomm_results.1.json --warmup 2 --budget 0.25 --timeout {timeout} "
                              "--max-bandwidth 150"), first[1]
     i, j = lines.index(first[0]), lines.index(first[1])
-    exports = [f"export {k}={v}" for k, v in {**CRAY_HOST, **ALPS_NCCL}.items()]
-    first_methods = ["host", "staging", "ipc-copy", "ccl"]
+    exports = [f"export {k}={v}" for k, v in {**CRAY_HOST, **ALPS_NCCL, **ALPS_NVSHMEM}.items()]
+    first_methods = ["host", "staging", "ipc-copy", "ccl", "nvshmem"]
     assert lines[i - 1 - len(exports):i] == exports + [preflight_line(site, first_methods)]
-    unset = set(ALPS_NCCL) - {"MPICH_GPU_SUPPORT_ENABLED"}
+    unset = (set(ALPS_NCCL) | set(ALPS_NVSHMEM)) - {"MPICH_GPU_SUPPORT_ENABLED"}
     assert lines[i + 1:j] == ["unset " + " ".join(sorted(unset)),
                               "export MPICH_GPU_SUPPORT_ENABLED=1",
                               preflight_line(site, ["gpu-aware-mpi"])]
     assert "CUDA_VISIBLE_DEVICES" not in "\n".join(lines)
-    assert "launches: host,staging,ipc-copy,ccl | gpu-aware-mpi" in case["descr"]
+    assert "launches: host,staging,ipc-copy,ccl,nvshmem | gpu-aware-mpi" in case["descr"]
     assert "no reference for HealthCheck on alps:gh200 yet: bring-up in docs/sites/alps.md" in case["descr"]
-    assert "nvshmem: not in the health mode by default" in case["descr"]
     collective = job_script(cases["HealthCheck %operation=allreduce"])
-    assert "--ntasks=4" in collective and "--method host,staging,ipc-copy,ccl " in collective
+    assert "--ntasks=4" in collective and "--method host,staging,ipc-copy,ccl,nvshmem " in collective
 
 
 def test_health_mode_leonardo_one_launch(tmp_path):

@@ -162,9 +162,19 @@ def user_mpirun_options(environ=None):
         raise GpucommError(f"{LOCAL_MPIRUN_OPTIONS_ENV}={text!r}: {exc}") from None
 
 
+def local_binding_options(info):
+    """mpirun's binding on a GPU node with Open MPI: none.  Open MPI binds each of up to two
+    ranks to one core, and the rank's helper threads (NVSHMEM's proxy, NCCL's and UCX's progress
+    threads) then share it with the rank: nvshmem's short runs stalled ~2 ms per sample, gone
+    without the binding (bench/results/2026-11-30-nvidia-h200-x2/21-every-method).  Each rank
+    still drives the GPU of its local rank."""
+    mpi = info.get("mpi") or {}
+    return ["--bind-to", "none"] if mpi.get("openmpi") and mpi.get("mpirun") and info.get("gpu_count") else []
+
+
 def local_mpirun_options(info):
     """mpirun options that make the local MPI GPU-aware (local_gpu_aware's), [] where it is
-    not, then the user's (user_mpirun_options).  config/systems/local.py, bench/compare and
+    not, after the binding (local_binding_options) and before the user's (user_mpirun_options).  config/systems/local.py, bench/compare and
     bench/campaign.sh all launch with these, so the native tools and the payload move device
     memory the same way."""
-    return local_gpu_aware(info)["options"] + user_mpirun_options()
+    return local_binding_options(info) + local_gpu_aware(info)["options"] + user_mpirun_options()

@@ -1,0 +1,70 @@
+#!/bin/bash
+# Issues 21 and 22 on nvidia-h200-x2 in one device call, from the repository root, with the
+# CUDA-aware Open MPI (ext/ompi-cuda.tar.xz: bench/build/cuda-host.sh + ucx-prefix.sh + ompi.sh)
+# picked up by bench/device-env.sh:
+#   the GPU-aware level by probing; the payload's gpu-aware-mpi on every operation under it;
+#   under ReFrame, every method on ping-pong, bw, all-reduce and all-to-all (the perf points'
+#   sizes); nvshmem's ping-pong alone, after the other methods in one launch, and with a longer
+#   warm-up (the health sweep's erratic numbers); the health mode with nvshmem in the sweeps,
+#   each launch's timeline (process age, set-up, per size) from its results file.
+# Usage: GPUCOMM_WHEELS=DIR bench/h200x2-every-method.sh OUT [STAGES]   (STAGES: default all of
+#   env probe payload nvshmem reframe native health)
+OUT=${1:?usage: bench/h200x2-every-method.sh OUT [STAGES]}
+STAGES=${2:-env probe payload nvshmem reframe native health}
+source bench/device-env.sh
+set -o pipefail
+T0=$(date +%s)
+step() { echo; echo "=== $(date +%T) [+$(( $(date +%s) - T0 )) s] $*"; }
+want() { case " $STAGES " in *" $1 "*) return 0 ;; esac; return 1; }
+MPI="mpirun -np 2"
+RFM="reframe -C config/settings.py"
+step node; nvidia-smi --query-gpu=index,name,pci.bus_id,clocks.sm,power.draw --format=csv,noheader
+echo "MPI: $(command -v mpirun) $(mpirun --version | head -1)"; echo "GPUCOMM_MPI_PREFIX=${GPUCOMM_MPI_PREFIX:-}"
+env | grep -E '^(NVSHMEM|NCCL_NVLS|TORCH_SYMM)' | sort
+if want env; then
+  step ompi_info; ompi_info | grep -E 'MCA (pml|btl|coll|accelerator):' | awk '{print $2 $3}' | tr '\n' ' '; echo
+  ompi_info --parsable --all 2>/dev/null | grep -E 'mpi_built_with_cuda_support:value'
+  step nvshmem build; timeout 150 python3 -m gpucomm.payload.nvshmem.build sm_90; echo "build rc=$?"
+fi
+if want probe; then
+  step probe; timeout 120 python3 -m gpucomm probe > "$OUT/probe.json"; echo "probe rc=$?"
+  python3 -c "import json; d=json.load(open('$OUT/probe.json'))['gpu_aware_mpi']; print(json.dumps(d, indent=1))"
+fi
+OPTS=$(python3 -c "from gpucomm.site.probe import node_info; from gpucomm.site.siteconf import local_mpirun_options as o; print(' '.join(o(node_info())))")
+echo "mpirun options: $OPTS"
+if want payload; then
+  for op in pingpong bw allreduce alltoall; do
+    step "payload $op gpu-aware-mpi"
+    timeout 60 $MPI $OPTS python3 -m gpucomm $op --method gpu-aware-mpi --sizes 8,1M,64M,1G --timeout 55 | grep -vE '^GPUCOMM-'
+  done
+fi
+if want nvshmem; then
+  S="--sizes 8,1M,64M --budget 0.25 --warmup 2 --timeout 40"
+  for m in nvshmem host,staging,gpu-aware-mpi,ipc-copy,ccl,nvshmem nvshmem,ccl; do
+    step "pingpong sweep-like: $m"; timeout 45 $MPI $OPTS python3 -m gpucomm pingpong --method $m $S --json "$OUT/sweep-$m.json" | grep -E '^(#|  )' | grep -vE '^# (nodes|nominal)'
+  done
+  step "pingpong nvshmem, warm-up 100"; timeout 45 $MPI $OPTS python3 -m gpucomm pingpong --method nvshmem --sizes 8,1M,64M --budget 0.25 --warmup 100 --timeout 40 | grep -vE '^GPUCOMM-'
+fi
+if want reframe; then
+  step "reframe: every method, ping-pong, bw, all-reduce, all-to-all"
+  timeout 330 $RFM -c checks/pingpong.py -c checks/bw.py -c checks/collectives.py \
+      -n PingPongCheck -n BwCheck -n AllReduceCheck -n AllToAllCheck -S sizes=8,1M,64M,256M,1G -S budget=0.5 \
+      -r --report-file "$OUT/report-every-method.json" 2>&1 | tee "$OUT/every-method.log" | grep -vE '^\[ *(RUN) *\]' | tail -150
+fi
+if want native; then
+  step "reframe: OSU with device buffers (-d cuda), collectives included"
+  d=/tmp/gpucomm-tools; mkdir -p $d && tar xJf "${TOOLS:-ext/tools.tar.xz}" -C $d && \
+      export GPUCOMM_OSU_DIR=$d/osu GPUCOMM_NCCL_TESTS_DIR=$d/nccl-tests
+  timeout 150 $RFM -c checks/native.py -n 'OsuCheck%buffers=device' -r --report-file "$OUT/report-osu-device.json" 2>&1 \
+      | tee "$OUT/osu-device.log" | grep -vE '^\[ *(RUN) *\]' | tail -40
+fi
+if want health; then
+  for i in 1 2; do
+    step "health mode $i, nvshmem in the sweeps"; t1=$(date +%s.%N)
+    timeout 110 $RFM -c checks/ --mode health -S HealthCheck.methods=host,staging,gpu-aware-mpi,ipc-copy,ccl,nvshmem \
+        -r --report-file "$OUT/report-health-$i.json" 2>&1 | grep -E '^(P:|\[ *(OK|FAIL|SKIP|PASSED|FAILED)|.*(FAIL|Reason))' | tail -60
+    echo "health mode wall $(python3 -c "print(round($(date +%s.%N)-$t1,1))") s"
+  done
+fi
+step keep; tar czf "$OUT/outputs.tgz" $(find output -name 'gpucomm_results*.json' -o -name 'rfm_job.out' -o -name 'rfm_job.err' -o -name 'rfm_job.sh' | head -900) 2>/dev/null
+ls -la "$OUT"

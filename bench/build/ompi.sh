@@ -4,16 +4,20 @@
 #   bench/build/ompi.sh PREFIX [SOURCE]     SOURCE: openmpi-5.0.7 tarball or unpacked folder;
 #                                           none: download (versions.sh: URL, sha256 checked)
 # Environment: CUDA_HOME [/usr/local/cuda], JOBS [nproc], OMPI_WITH_UCX [none: a UCX install
-# prefix, e.g. the libucx-cu13 wheel's libucx/ folder: adds pml ucx, and UCX's libraries and
-# modules are copied into PREFIX/lib and PREFIX/lib/ucx so that the install stands alone],
+# prefix, e.g. bench/build/ucx-prefix.sh's from the libucx-cu13 wheel: adds pml ucx, and UCX's
+# libraries (with what they need) and modules are copied into PREFIX/lib and PREFIX/lib/ucx so
+# that the install stands alone],
 # OMPI_NO_BUILD [MPI-IO, monitoring and btl uct: components never used here, a shorter build],
 # OMPI_CONFIGURE_EXTRA.
 #
-# Transports: pml ob1 with btl smcuda (shared memory; device buffers between the GPUs of a node
-# through CUDA IPC) and self; coll/cuda stages the reductions of device buffers through the
-# host, the other collectives move device memory through the CUDA-aware convertor.  No UCX by
-# default: the install then needs nothing at run time but the CUDA driver (no 43 MiB wheel to
-# carry), and intra-node GPU traffic is CUDA IPC either way.
+# Transports: with OMPI_WITH_UCX (all.sh's default: the libucx-cu13 wheel's UCX, ucx-prefix.sh),
+# pml ucx moves device memory between the GPUs of a node through CUDA IPC (cuda_ipc) at NVLink
+# speed; the local config probes it first (siteconf.gpu_aware_candidates: --mca pml ucx).
+# Reductions of device buffers go through host memory either way (coll/cuda).  Without UCX:
+# pml ob1 with btl smcuda, which on the 2x H200 node moved device memory through the host
+# (cuMemHostRegister of its segment failed: 18-cuda-mpi, 21-every-method).
+# CUDA: CUDA_HOME with include/cuda.h and the driver library or its stub (lib64/stubs); on a
+# machine without CUDA, bench/build/cuda-host.sh makes one from NVIDIA's wheels.
 # Installed stripped, without static libraries, docs or man pages.  Prefix is where it will
 # run (Open MPI 5 relocates with OPAL_PREFIX, but a fixed prefix needs nothing).
 . "$(dirname "$0")/lib.sh"

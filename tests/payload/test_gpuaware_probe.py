@@ -108,7 +108,8 @@ def test_an_mpi_built_with_cuda_is_found_full_and_used_as_it_is():
     got = siteconf.local_gpu_aware(GPU_NODE, probe=run)
     assert run.calls == ["plain"] and got["level"] == GPU_AWARE_FULL
     assert got["options"] == ["-x", "GPUCOMM_GPU_AWARE_MPI=full"]
-    assert siteconf.local_mpirun_options(dict(GPU_NODE, cupy=None)) == []
+    # no cupy: no GPU-aware options, the GPU node's binding stays (local_binding_options)
+    assert siteconf.local_mpirun_options(dict(GPU_NODE, cupy=None)) == ["--bind-to", "none"]
 
 
 def test_no_level_no_options_and_no_probe_without_a_gpu():

@@ -32,7 +32,9 @@ if [[ ",$WHAT," == *,tools,* ]]; then
 fi
 if [[ ",$WHAT," == *,mpi,* ]]; then
   : > "$OUT/build-ompi.log"
-  if [ ! -f "$CUDA_HOME/include/cuda.h" ]; then
+  # a CUDA toolkit needs cuda.h and the driver library or its stub; a toolkit assembled from
+  # NVIDIA's wheels (nvcc, no driver stub) gets cuda-host.sh's instead
+  if [ ! -f "$CUDA_HOME/include/cuda.h" ] || { [ ! -e "$CUDA_HOME/lib64/stubs/libcuda.so" ] && [ ! -e "$CUDA_HOME/lib64/libcuda.so" ]; }; then
     "$BUILD_DIR/cuda-host.sh" "$work/cuda" ${CUDA_WHEELS:-} >> "$OUT/build-ompi.log" 2>&1 \
       || { tail -n 5 "$OUT/build-ompi.log"; die "no CUDA headers"; }
     export CUDA_HOME=$work/cuda

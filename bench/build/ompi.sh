@@ -26,6 +26,7 @@ src=$(unpacked_source openmpi "${2:-}" "$OMPI_URL" "$OMPI_SHA256" "$OMPI_DEBIAN_
 grep -q "^release=${OMPI_VERSION##*.}$" "$src/VERSION" || die "openmpi: $src is not $OMPI_VERSION"
 [ -x "$CUDA_HOME/bin/nvcc" ] || [ -f "$CUDA_HOME/include/cuda.h" ] || die "no CUDA at CUDA_HOME=$CUDA_HOME"
 cudalib=$CUDA_HOME/lib64/stubs; [ -e "$cudalib/libcuda.so" ] || cudalib=$CUDA_HOME/lib64
+[ -e "$cudalib/libcuda.so" ] || die "no libcuda.so (nor lib64/stubs/libcuda.so) in CUDA_HOME=$CUDA_HOME: bench/build/cuda-host.sh DIR makes a CUDA_HOME with its stub"
 ucx=(--without-ucx); [ -n "${OMPI_WITH_UCX:-}" ] && ucx=(--with-ucx="$OMPI_WITH_UCX")
 build=$(mktemp -d "${TMPDIR:-/tmp}/gpucomm-ompi-build.XXXX")
 say "openmpi $OMPI_VERSION: configure in $build (CUDA $CUDA_HOME, libcuda from $cudalib, ${ucx[*]})"

@@ -19,7 +19,7 @@ import sys
 from gpucomm.errors import GpucommError
 from gpucomm.site.probe import node_info
 from gpucomm.constants import NO_MULTICAST_ENV
-from gpucomm.site.siteconf import local_binding_options, local_gpu_aware, user_mpirun_options
+from gpucomm.site.siteconf import local_gpu_aware, local_mpirun_options
 
 _info = node_info()
 _features, _env_features, _env_vars, _launcher_opts = [], [], [], []
@@ -38,7 +38,6 @@ else:
 _mpi = _info["mpi"]
 if _mpi["mpirun"]:
     _env_features.append("mpi")
-    _launcher_opts += local_binding_options(_info)  # siteconf: why
     _env_vars.append(["PATH", f"{os.path.dirname(_mpi['mpirun'])}:$PATH"])
     if _mpi["openmpi"] and os.geteuid() == 0:
         _env_vars += [["OMPI_ALLOW_RUN_AS_ROOT", "1"], ["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"]]
@@ -53,11 +52,11 @@ if _cupy.get("devices"):
 
 _gpu_aware = local_gpu_aware(_info)
 if _gpu_aware["options"]:
-    _launcher_opts += _gpu_aware["options"]
     _env_features.append("gpu-aware-mpi")
-# the user's own mpirun options, last (e.g. GPUCOMM_MPIRUN_OPTIONS="--bind-to none")
+# the binding, the GPU-aware options found by probing, the user's (GPUCOMM_MPIRUN_OPTIONS): the
+# same mpirun options bench/compare launches with (siteconf.local_mpirun_options)
 try:
-    _launcher_opts += user_mpirun_options()
+    _launcher_opts += local_mpirun_options(_info)
 except GpucommError as exc:
     sys.exit(f"gpucomm: error: {exc}")
 

@@ -36,11 +36,8 @@ class SweepCheck(GpucommCheck):
     """Every offered method of one operation in one launch.  Subclasses give the ``operation``
     (a parameter): pingpong and bw on a pair of ranks, the others on every GPU of the node."""
 
-    #: the methods to run, comma-separated ('' : every method the partition/environment offers,
-    #: but those of ``not_by_default``)
+    #: the methods to run, comma-separated ('' : every method the partition/environment offers)
     methods = variable(str, value="")
-    #: {method: why} left out unless -S methods names it
-    not_by_default = {}
     method = ""
     sizes = "8,1M,64M"
     warmup = 2
@@ -65,8 +62,7 @@ class SweepCheck(GpucommCheck):
     def wanted_methods(self):
         """The methods -S methods asks for (every method if empty); a ReframeError naming the
         unknown ones (a typo must fail the run, not skip the sweep)."""
-        wanted = [m.strip() for m in self.methods.split(",") if m.strip()] or \
-            [m for m in METHODS if m not in self.not_by_default]
+        wanted = [m.strip() for m in self.methods.split(",") if m.strip()] or list(METHODS)
         unknown = [m for m in wanted if m not in METHODS]
         if unknown:
             raise ReframeError(f"-S methods={self.methods}: unknown {', '.join(unknown)}; choose from "
@@ -88,8 +84,6 @@ class SweepCheck(GpucommCheck):
                 left_out[m] = why
             else:
                 run.append(m)
-        if not self.methods.strip():
-            left_out.update(self.not_by_default)
         return run, left_out
 
     def skip_reason(self):

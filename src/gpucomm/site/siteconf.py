@@ -174,7 +174,7 @@ def local_binding_options(info):
 
 def local_mpirun_options(info):
     """mpirun options that make the local MPI GPU-aware (local_gpu_aware's), [] where it is
-    not, after the binding (local_binding_options) and before the user's (user_mpirun_options).  config/systems/local.py, bench/compare and
-    bench/campaign.sh all launch with these, so the native tools and the payload move device
-    memory the same way."""
+    not, after the binding (local_binding_options) and before the user's (user_mpirun_options).
+    config/systems/local.py, bench/compare and bench/campaign.sh all launch with these, so the
+    native tools and the payload move device memory the same way."""
     return local_binding_options(info) + local_gpu_aware(info)["options"] + user_mpirun_options()

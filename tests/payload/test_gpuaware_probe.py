@@ -149,6 +149,27 @@ def test_pml_ucx_built_into_libmpi_is_found(tmp_path):
     assert [n for n, _ in siteconf.gpu_aware_candidates(node)] == ["plain"]
 
 
+def test_coll_ucc_is_tried_first_with_the_nccl_wheel_on_the_library_path(tmp_path, monkeypatch):
+    """bench/build/ompi.sh with UCC: coll/ucc reduces device buffers on the GPU (tl/nccl), so
+    pml ucx with coll ucc goes first; tl/nccl finds libnccl.so.2 in the nvidia-nccl wheel."""
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "bin" / "mpirun").write_text("")
+    (tmp_path / "lib" / "libucp.so.0").write_text("")
+    (tmp_path / "lib" / "libmpi.so.40").write_bytes(
+        b"\x7fELF...mca_pml_ucx_component\x00...mca_coll_ucc_component\x00")
+    monkeypatch.setenv("LD_LIBRARY_PATH", "/opt/mpi/lib")
+    node = dict(GPU_NODE, libucx=None, libnccl="/site/nvidia/nccl/lib",
+                mpi={"mpirun": str(tmp_path / "bin" / "mpirun"), "openmpi": True})
+    cands = dict(siteconf.gpu_aware_candidates(node))
+    assert list(cands) == ["pml-ucx-ucc", "pml-ucx", "plain"]
+    ucc = cands["pml-ucx-ucc"]
+    assert ucc[:len(cands["pml-ucx"])] == cands["pml-ucx"]
+    assert "coll_ucc_enable" in ucc and "LD_LIBRARY_PATH=/site/nvidia/nccl/lib:/opt/mpi/lib" in ucc
+    # no wheel: no library path of its own
+    assert not any("LD_LIBRARY_PATH" in o for o in siteconf.ucc_options(None))
+
+
 def test_user_mpirun_options_come_last_and_bad_quoting_is_one_line():
     from gpucomm.constants import LOCAL_MPIRUN_OPTIONS_ENV
     from gpucomm.errors import GpucommError

@@ -105,6 +105,18 @@ def libucx_dir():
     return lib if os.path.exists(os.path.join(lib, "libucp.so.0")) else None
 
 
+def libnccl_dir():
+    """Folder of the nvidia-nccl-cu13/-cu12 wheel's libnccl.so.2, or None."""
+    try:
+        spec = importlib.util.find_spec("nvidia.nccl")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    lib = os.path.join(list(spec.submodule_search_locations)[0], "lib")
+    return lib if os.path.exists(os.path.join(lib, "libnccl.so.2")) else None
+
+
 def mpi_info():
     mpirun = shutil.which("mpirun") or shutil.which("mpiexec")
     if mpirun is None:
@@ -126,7 +138,7 @@ def node_info(with_cupy=True):
         vendor = None
     info = {"gpu_vendor": vendor, "gpu_count": len(gpus), "gpu_model": gpus[0][1] if gpus else None,
             "gpu_slug": slug(gpus[0][1]) if gpus else None, "gpu_bus_ids": [g[2] for g in gpus],
-            "python": sys.executable, "mpi": mpi_info(), "libucx": libucx_dir(), "cupy": None}
+            "python": sys.executable, "mpi": mpi_info(), "libucx": libucx_dir(), "libnccl": libnccl_dir(), "cupy": None}
     if gpus and with_cupy:
         info["cupy"] = cupy_info()
     return info

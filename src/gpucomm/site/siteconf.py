@@ -86,31 +86,47 @@ def ucx_wheel_options(ucx):
             "-x", f"UCX_MODULE_DIR={os.path.join(ucx, 'ucx')}"]
 
 
-def has_pml_ucx(lib):
-    """Whether the Open MPI install whose libraries are in ``lib`` has pml ucx: as a plugin
-    (openmpi/mca_pml_ucx.so) or built into libmpi, as configure builds a component that needs
-    no library of its own but the MPI's (bench/build/ompi.sh's: 21-every-method)."""
-    if os.path.exists(os.path.join(lib, "openmpi", "mca_pml_ucx.so")):
+def has_component(lib, framework, name):
+    """Whether the Open MPI install whose libraries are in ``lib`` has MCA component
+    ``framework``/``name``: as a plugin (openmpi/mca_<framework>_<name>.so) or built into libmpi,
+    as configure builds a component that needs no library of its own but the MPI's
+    (bench/build/ompi.sh's pml ucx and coll ucc: 21-every-method)."""
+    if os.path.exists(os.path.join(lib, "openmpi", f"mca_{framework}_{name}.so")):
         return True
     try:
         with open(os.path.join(lib, "libmpi.so.40"), "rb") as fp:
-            return b"mca_pml_ucx_component" in fp.read()
+            return f"mca_{framework}_{name}_component".encode() in fp.read()
     except OSError:
         return False
 
 
+def ucc_options(libnccl):
+    """mpirun options that hand the collectives to coll/ucc (Open MPI leaves it off by
+    default): UCC's tl/nccl reduces device buffers on the GPU (coll/cuda stages them through host
+    memory), tl/ucp takes host buffers.  tl/nccl dlopens libnccl.so.2: the nvidia-nccl wheel's
+    folder ``libnccl`` goes first in LD_LIBRARY_PATH where there is one."""
+    opts = ["--mca", "coll_ucc_enable", "1", "--mca", "coll_ucc_priority", "100"]
+    if libnccl:
+        path = os.environ.get("LD_LIBRARY_PATH", "")
+        opts += ["-x", f"LD_LIBRARY_PATH={libnccl}" + (f":{path}" if path else "")]
+    return opts
+
+
 def gpu_aware_candidates(info):
-    """[(name, mpirun options)] to try for GPU-aware MPI on this node, in order: pml ucx where
-    the Open MPI install carries its own UCX, the MPI as it is (an MPI built with CUDA, e.g.
-    bench/build/ompi.sh's), then, for Open MPI with the libucx-cu13 wheel beside it, pml ucx
-    with that UCX preloaded."""
+    """[(name, mpirun options)] to try for GPU-aware MPI on this node, in order: pml ucx with
+    coll ucc, then pml ucx alone, where the Open MPI install carries its own UCX (and UCC), the
+    MPI as it is (an MPI built with CUDA, e.g. bench/build/ompi.sh's), then, for Open MPI with
+    the libucx-cu13 wheel beside it, pml ucx with that UCX preloaded."""
     cands = []
     prefix = os.path.dirname(os.path.dirname(os.path.realpath(info["mpi"].get("mpirun") or "/")))
     lib = os.path.join(prefix, "lib")
-    if info["mpi"].get("openmpi") and has_pml_ucx(lib) and os.path.exists(os.path.join(lib, "libucp.so.0")):
+    if info["mpi"].get("openmpi") and has_component(lib, "pml", "ucx") and os.path.exists(os.path.join(lib, "libucp.so.0")):
         # an Open MPI with its own UCX in its lib/ (bench/build/ompi.sh with OMPI_WITH_UCX):
         # pml ucx moves device memory through cuda_ipc, faster than ob1's smcuda
-        cands.append(("pml-ucx", ["--mca", "pml", "ucx", "-x", f"UCX_MODULE_DIR={os.path.join(lib, 'ucx')}"]))
+        pml_ucx = ["--mca", "pml", "ucx", "-x", f"UCX_MODULE_DIR={os.path.join(lib, 'ucx')}"]
+        if has_component(lib, "coll", "ucc"):
+            cands.append(("pml-ucx-ucc", pml_ucx + ucc_options(info.get("libnccl"))))
+        cands.append(("pml-ucx", pml_ucx))
     cands.append(("plain", []))
     if info["mpi"].get("openmpi") and info.get("libucx"):
         cands.append(("ucx-wheel", ucx_wheel_options(info["libucx"])))

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # From nothing to the artefacts bench/device-env.sh and bench/campaign.sh pick up from ext/:
-# Open MPI with CUDA and UCX (ompi.sh), then OSU 7.4 (osu.sh) and nccl-tests (nccl-tests.sh)
-# against it, in parallel, packed as
-#   OUTDIR/ompi-cuda.tar.xz   the MPI, installed in GPUCOMM_MPI_PREFIX [/tmp/gpucomm-ompi-cuda]
+# UCC (ucc.sh) and Open MPI with CUDA, UCX and UCC (ompi.sh), then OSU 7.4 (osu.sh) and
+# nccl-tests (nccl-tests.sh) against it, in parallel, packed as
+#   OUTDIR/ompi-cuda.tar.xz   the MPI with UCC, installed in GPUCOMM_MPI_PREFIX
+#                             [/tmp/gpucomm-ompi-cuda]
 #   OUTDIR/tools.tar.xz       osu/ (install prefix) and nccl-tests/ (*_perf), unpacked by
 #                             campaign.sh into /tmp/gpucomm-tools (GPUCOMM_TOOLS)
-# and OUTDIR/build-*.log.
+# and OUTDIR/build-*.log (build-ucc.log: what each UCC library needs, NEEDED and RUNPATH).
 #
 #   bench/build/all.sh OUTDIR [OMPI_SOURCE [OSU_SOURCE [NCCL_TESTS_SOURCE]]]
 #
@@ -13,7 +14,13 @@
 # (no CUDA_HOME/include/cuda.h: the CPU machine, CI) against the CUDA headers and a link-time
 # driver stub (cuda-host.sh, from NVIDIA's wheels).  UCX: OMPI_WITH_UCX, else the libucx-cu13
 # wheel's (ucx-prefix.sh; UCX_WHEEL: that wheel file, else downloaded); OMPI_WITH_UCX= (empty)
-# builds without UCX (pml ob1 + btl smcuda).  The tools need nvcc and NCCL (a GPU node: CUDA
+# builds without UCX (pml ob1 + btl smcuda).  UCC 1.8.0 (coll/ucc: reductions of device buffers
+# on the GPUs, enabled at run time with --mca coll_ucc_enable 1 --mca coll_ucc_priority 100) is
+# built into the MPI prefix first (ucc.sh: needs UCX, nvcc, nvml.h and autotools; NCCL headers
+# from the nvidia-nccl-cu13 wheel, NCCL_WHEEL or pip-downloaded; CUDA_ARCH [90]); its source:
+# UCC_SOURCE (a folder or tarball, as ucc.sh takes it; none: git clone at the pinned commit).
+# OMPI_WITH_UCC= (empty) builds without UCC; OMPI_WITH_UCC=DIR takes the UCC installed in DIR
+# (packed only when DIR is the MPI prefix).  The tools need nvcc and NCCL (a GPU node: CUDA
 # toolkit, python3 with the nvidia-nccl wheel).
 #
 # Sources: as each script takes them (a tarball, checked; a folder; none: downloaded).  The
@@ -32,9 +39,16 @@ if [[ ",$WHAT," == *,tools,* ]]; then
 fi
 if [[ ",$WHAT," == *,mpi,* ]]; then
   : > "$OUT/build-ompi.log"
-  # a CUDA toolkit needs cuda.h and the driver library or its stub; a toolkit assembled from
-  # NVIDIA's wheels (nvcc, no driver stub) gets cuda-host.sh's instead
-  if [ ! -f "$CUDA_HOME/include/cuda.h" ] || { [ ! -e "$CUDA_HOME/lib64/stubs/libcuda.so" ] && [ ! -e "$CUDA_HOME/lib64/libcuda.so" ]; }; then
+  with_ucc=yes; [ -n "${OMPI_WITH_UCC+set}" ] && with_ucc=no
+  if [ $with_ucc = yes ] && [ -n "${OMPI_WITH_UCX+set}" ] && [ -z "$OMPI_WITH_UCX" ]; then
+    die "UCC needs UCX: OMPI_WITH_UCX= (no UCX) needs OMPI_WITH_UCC= (no UCC) too"
+  fi
+  # a CUDA toolkit needs cuda.h and the driver library or its stub (UCC: nvml.h and the NVML
+  # library or its stub too); a toolkit assembled from NVIDIA's wheels (nvcc, no driver stub)
+  # gets cuda-host.sh's instead
+  no_nvml() { [ ! -f "$CUDA_HOME/include/nvml.h" ] || { [ ! -e "$CUDA_HOME/lib64/stubs/libnvidia-ml.so" ] && [ ! -e "$CUDA_HOME/lib64/libnvidia-ml.so" ]; }; }
+  if [ ! -f "$CUDA_HOME/include/cuda.h" ] || { [ ! -e "$CUDA_HOME/lib64/stubs/libcuda.so" ] && [ ! -e "$CUDA_HOME/lib64/libcuda.so" ]; } \
+     || { [ $with_ucc = yes ] && no_nvml; }; then
     "$BUILD_DIR/cuda-host.sh" "$work/cuda" ${CUDA_WHEELS:-} >> "$OUT/build-ompi.log" 2>&1 \
       || { tail -n 5 "$OUT/build-ompi.log"; die "no CUDA headers"; }
     export CUDA_HOME=$work/cuda
@@ -43,6 +57,11 @@ if [[ ",$WHAT," == *,mpi,* ]]; then
     "$BUILD_DIR/ucx-prefix.sh" "$work/ucx" ${UCX_WHEEL:-} >> "$OUT/build-ompi.log" 2>&1 \
       || { tail -n 5 "$OUT/build-ompi.log"; die "no UCX"; }
     export OMPI_WITH_UCX=$work/ucx
+  fi
+  if [ $with_ucc = yes ]; then
+    "$BUILD_DIR/ucc.sh" "$MPI_PREFIX" "${UCC_SOURCE:-}" > "$OUT/build-ucc.log" 2>&1 || { tail -n 40 "$OUT/build-ucc.log"; die "UCC failed"; }
+    tail -n 1 "$OUT/build-ucc.log"
+    export OMPI_WITH_UCC=$MPI_PREFIX
   fi
   "$BUILD_DIR/ompi.sh" "$MPI_PREFIX" "${2:-}" >> "$OUT/build-ompi.log" 2>&1 || { tail -n 40 "$OUT/build-ompi.log"; die "Open MPI failed"; }
   tail -n 3 "$OUT/build-ompi.log"

@@ -21,5 +21,15 @@ NCCL_TESTS_COMMIT=a0b82b2260cf5152b9f8c061bbf7eaf0ba096432   # tag v2.19.6
 # of the CUDA 13.0 the reference node has (nvcc 13.0.88, driver 580)
 CUDA_WHEEL_VERSION=13.0.96          # nvidia-cuda-runtime (include/cuda.h)
 CUDA_CRT_WHEEL_VERSION=13.0.88      # nvidia-cuda-crt (crt/host_defines.h ...)
+CUDA_CCCL_WHEEL_VERSION=13.0.85     # nvidia-cuda-cccl (nv/target, which cuda_fp16.h includes: nccl.h for UCC)
 # UCX for pml ucx (bench/build/ucx-prefix.sh): the libucx-cu13 wheel the zero-build MPI uses
 UCX_WHEEL_VERSION=1.22.0
+# NVML for UCC's TL CUDA (cuda-host.sh): nvml.h of the nvidia-nvml-dev wheel of CUDA 13.0 (driver
+# 580's NVML), with a link stub generated from it
+NVML_WHEEL_VERSION=13.0.87
+# UCC for Open MPI's coll/ucc (bench/build/ucc.sh): tag v1.8.0, at this commit
+UCC_VERSION=1.8.0
+UCC_GIT=https://github.com/openucx/ucc.git
+UCC_COMMIT=211e2f60436cba7c044195acb43752aa70eab38f   # tag v1.8.0
+# the NCCL UCC's TL NCCL is built against: the nvidia-nccl-cu13 wheel the reference node has
+NCCL_WHEEL_VERSION=2.28.9

@@ -38,6 +38,11 @@ if want payload; then
     step "payload $op gpu-aware-mpi"
     timeout 40 $MPI $OPTS python3 -m gpucomm $op --method gpu-aware-mpi --sizes 8,1M,64M,1G --budget 0.3 --timeout 35 | grep -vE '^GPUCOMM-'
   done
+  for op in allreduce alltoall; do
+    step "which collective takes device buffers in $op (UCC_COLL_TRACE, where coll/ucc is on)"
+    timeout 40 $MPI $OPTS -x UCC_COLL_TRACE=info python3 -m gpucomm $op --method gpu-aware-mpi --sizes 1M \
+        --iters 3 --warmup 1 2>&1 | grep -E 'UCC_COLL.*(Allreduce sum|Alltoall).*Cuda' | head -2
+  done
 fi
 if want nvshmem; then
   # nvshmem's short, budgeted runs stalled ~2 ms per sample (21-every-method, call 1): Open MPI

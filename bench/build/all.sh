@@ -20,8 +20,10 @@
 # from the nvidia-nccl-cu13 wheel, NCCL_WHEEL or pip-downloaded; CUDA_ARCH [90]); its source:
 # UCC_SOURCE (a folder or tarball, as ucc.sh takes it; none: git clone at the pinned commit).
 # OMPI_WITH_UCC= (empty) builds without UCC; OMPI_WITH_UCC=DIR takes the UCC installed in DIR
-# (packed only when DIR is the MPI prefix).  The tools need nvcc and NCCL (a GPU node: CUDA
-# toolkit, python3 with the nvidia-nccl wheel).
+# (packed only when DIR is the MPI prefix).  The tools need nvcc (CUDA_HOME/bin/nvcc: a GPU
+# node's toolkit, or one assembled from NVIDIA's wheels, whose missing libcuda stub cuda-host.sh
+# makes: CUDA_STUBS) and NCCL (python3's nvidia-nccl wheel, else NCCL_HOME or NCCL_WHEEL, else
+# downloaded: lib.sh nccl_home).
 #
 # Sources: as each script takes them (a tarball, checked; a folder; none: downloaded).  The
 # prefixes are where the installs run later: build where they will run, or keep the defaults.
@@ -33,9 +35,14 @@ TOOLS=${GPUCOMM_TOOLS:-/tmp/gpucomm-tools}
 WHAT=${GPUCOMM_BUILD:-mpi,tools}
 case ",$WHAT," in *,mpi,*|*,tools,*) ;; *) die "GPUCOMM_BUILD=$WHAT: expected mpi, tools or both (comma-separated)" ;; esac
 t0=$(date +%s)
-work=$(mktemp -d "${TMPDIR:-/tmp}/gpucomm-build-deps.XXXX")
+work=$(mktemp -d "${TMPDIR:-/tmp}/gpucomm-build-deps.XXXX"); trap 'rm -rf "$work"' EXIT
+toolkit=$CUDA_HOME
 if [[ ",$WHAT," == *,tools,* ]]; then
-  [ -x "$CUDA_HOME/bin/nvcc" ] || die "the tools need nvcc (none at CUDA_HOME=$CUDA_HOME): build them on a GPU node, or GPUCOMM_BUILD=mpi"
+  [ -x "$CUDA_HOME/bin/nvcc" ] || die "the tools need nvcc (none at CUDA_HOME=$CUDA_HOME): set CUDA_HOME to a CUDA toolkit, or GPUCOMM_BUILD=mpi"
+fi
+if [[ ",$WHAT," == *,tools,* ]] || { [[ ",$WHAT," == *,mpi,* ]] && [ -z "${OMPI_WITH_UCC+set}" ]; }; then
+  # NCCL once for UCC and both tools (a download lands in $work)
+  NCCL_HOME=$(TMPDIR=$work nccl_home); export NCCL_HOME
 fi
 if [[ ",$WHAT," == *,mpi,* ]]; then
   : > "$OUT/build-ompi.log"
@@ -67,9 +74,16 @@ if [[ ",$WHAT," == *,mpi,* ]]; then
   tail -n 3 "$OUT/build-ompi.log"
   XZ_OPT=${XZ_OPT:--T0} tar cJf "$OUT/ompi-cuda.tar.xz" -C "$MPI_PREFIX" .
   say "packed $OUT/ompi-cuda.tar.xz"
-  [[ ",$WHAT," == *,tools,* ]] || { rm -rf "$work"; ls -l "$OUT"/*.tar.xz; exit 0; }
+  [[ ",$WHAT," == *,tools,* ]] || { ls -l "$OUT"/*.tar.xz; exit 0; }
 fi
-rm -rf "$work"
+# the tools: nvcc of the toolkit; a toolkit without the driver library or its stub (one
+# assembled from NVIDIA's wheels, as on the CPU machine) links OSU against cuda-host.sh's stub
+export CUDA_HOME=$toolkit
+if [ -z "${CUDA_STUBS:-}" ] && [ ! -e "$CUDA_HOME/lib64/stubs/libcuda.so" ] && [ ! -e "$CUDA_HOME/lib64/libcuda.so" ]; then
+  [ -e "$work/cuda/lib64/stubs/libcuda.so" ] || "$BUILD_DIR/cuda-host.sh" "$work/cuda" ${CUDA_WHEELS:-} > "$OUT/build-cuda-stubs.log" 2>&1 \
+    || { tail -n 5 "$OUT/build-cuda-stubs.log"; die "no libcuda stub for the tools"; }
+  export CUDA_STUBS=$work/cuda/lib64/stubs
+fi
 export MPI_HOME=${MPI_HOME:-$MPI_PREFIX} PATH=${MPI_HOME:-$MPI_PREFIX}/bin:$PATH
 "$BUILD_DIR/osu.sh" "$TOOLS/osu" "${3:-}" > "$OUT/build-osu.log" 2>&1 & osu=$!
 "$BUILD_DIR/nccl-tests.sh" "$TOOLS/nccl-tests" "${4:-}" > "$OUT/build-nccl-tests.log" 2>&1 & nt=$!

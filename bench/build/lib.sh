@@ -46,17 +46,44 @@ unpacked_source() {
   echo "$top"
 }
 
-# nccl_home: a folder with include/nccl.h and lib/libnccl.so: NCCL_HOME if set, else the
-# nvidia-nccl-cu13/-cu12 wheel of python3 (its lib has only libnccl.so.2: a link is added)
+# nccl_home: a folder with include/nccl.h and lib/libnccl.so, echoed: NCCL_HOME if set; else
+# the nvidia-nccl-cu13/-cu12 wheel of python3 (its lib has only libnccl.so.2: a link is added);
+# else NCCL_WHEEL (an nvidia_nccl_cu13 wheel file) or nvidia-nccl-cu13==NCCL_WHEEL_VERSION
+# pip-downloaded (versions.sh: the reference node's), unpacked into a temporary folder
 nccl_home() {
   if [ -n "${NCCL_HOME:-}" ]; then echo "$NCCL_HOME"; return; fi
-  local wheel
-  wheel=$(python3 -c "import nvidia.nccl, os; print(list(nvidia.nccl.__path__)[0])" 2>/dev/null) \
-    || die "no NCCL: set NCCL_HOME or install nvidia-nccl-cu13"
-  local home=${TMPDIR:-/tmp}/gpucomm-nccl-home
-  mkdir -p "$home/lib"; ln -sfn "$wheel/include" "$home/include"
-  for f in "$wheel"/lib/libnccl.so*; do ln -sf "$f" "$home/lib/"; done
-  [ -e "$home/lib/libnccl.so" ] || ln -sf "$wheel/lib/libnccl.so.2" "$home/lib/libnccl.so"
+  local wheel home
+  if [ -z "${NCCL_WHEEL:-}" ] && wheel=$(python3 -c "import nvidia.nccl, os; print(list(nvidia.nccl.__path__)[0])" 2>/dev/null); then
+    home=${TMPDIR:-/tmp}/gpucomm-nccl-home
+    mkdir -p "$home/lib"; ln -sfn "$wheel/include" "$home/include"
+    for f in "$wheel"/lib/libnccl.so*; do ln -sf "$f" "$home/lib/"; done
+    [ -e "$home/lib/libnccl.so" ] || ln -sf "$wheel/lib/libnccl.so.2" "$home/lib/libnccl.so"
+    echo "$home"; return
+  fi
+  wheel=${NCCL_WHEEL:-}
+  if [ -z "$wheel" ]; then
+    local wd; wd=$(mktemp -d "${TMPDIR:-/tmp}/gpucomm-nccl-wheel.XXXX")
+    say "pip download nvidia-nccl-cu13==$NCCL_WHEEL_VERSION" >&2
+    python3 -m pip download -q --no-deps --only-binary=:all: -d "$wd" "nvidia-nccl-cu13==$NCCL_WHEEL_VERSION" >&2 \
+      || die "no NCCL: cannot download nvidia-nccl-cu13==$NCCL_WHEEL_VERSION (no PyPI? NCCL_WHEEL=the wheel, or NCCL_HOME)"
+    wheel=$(ls "$wd"/nvidia_nccl_cu13-*.whl)
+  fi
+  [ -f "$wheel" ] || die "no NCCL: $wheel: no such wheel"
+  home=$(mktemp -d "${TMPDIR:-/tmp}/gpucomm-nccl.XXXX")
+  python3 - "$wheel" "$home" <<'PY' || die "no NCCL: no nvidia/nccl/include/nccl.h and lib/libnccl.so.2 in $wheel"
+import os, shutil, sys, zipfile
+z = zipfile.ZipFile(sys.argv[1]); dest = sys.argv[2]
+names = [n for n in z.namelist() if n.startswith("nvidia/nccl/include/") or n == "nvidia/nccl/lib/libnccl.so.2"]
+if "nvidia/nccl/lib/libnccl.so.2" not in names or "nvidia/nccl/include/nccl.h" not in names:
+    sys.exit(1)
+for n in names:
+    if n.endswith("/"):
+        continue
+    out = os.path.join(dest, n[len("nvidia/nccl/"):]); os.makedirs(os.path.dirname(out), exist_ok=True)
+    with z.open(n) as i, open(out, "wb") as o:
+        shutil.copyfileobj(i, o)
+PY
+  ln -sf libnccl.so.2 "$home/lib/libnccl.so"
   echo "$home"
 }
 

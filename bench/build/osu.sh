@@ -5,7 +5,8 @@
 #   bench/build/osu.sh PREFIX [SOURCE]     SOURCE: osu-micro-benchmarks-7.4 tarball or folder;
 #                                          none: download (versions.sh: URL, sha256 checked)
 # Environment: MPI_HOME [mpicc's prefix on PATH] (bench/build/ompi.sh's prefix for -d cuda
-# collectives), CUDA_HOME [/usr/local/cuda], NCCL_HOME [the nvidia-nccl wheel of python3],
+# collectives), CUDA_HOME [/usr/local/cuda], CUDA_STUBS [CUDA_HOME/lib64/stubs: where libcuda.so
+# is at link time], NCCL_HOME [lib.sh nccl_home: python3's nvidia-nccl wheel, else downloaded],
 # CUDA_ARCH [GPU 0's, else 90], JOBS [nproc].
 #
 # The CUDA 13 fix: CUDA 13 dropped cudaMemPrefetchAsync(ptr, size, int device, stream) for
@@ -48,7 +49,7 @@ cd "$build"
 "$src/configure" --prefix="$PREFIX" CC="$MPI_HOME/bin/mpicc" CXX="$MPI_HOME/bin/mpicxx" \
   --enable-cuda --with-cuda="$CUDA_HOME" --enable-ncclomb --with-nccl="$nccl" \
   NVCCFLAGS="-gencode=arch=compute_$arch,code=sm_$arch" \
-  LDFLAGS="-L$CUDA_HOME/lib64/stubs -lrt" > configure.log 2>&1 \
+  LDFLAGS="-L${CUDA_STUBS:-$CUDA_HOME/lib64/stubs} -lrt" > configure.log 2>&1 \
   || { tail -30 configure.log; die "osu: configure failed"; }
 make -j"$JOBS" > make.log 2>&1 || { grep -E 'error' make.log | head -30; die "osu: make failed"; }
 make install > install.log 2>&1 || { tail -20 install.log; die "osu: make install failed"; }

@@ -96,35 +96,7 @@ done
 cudart=$(readlink -f "$cudalib/libcudart.so")
 NVCC=${NVCC:-}; [ -n "$NVCC" ] || { [ -x "$CUDA_HOME/bin/nvcc" ] && NVCC=$CUDA_HOME/bin/nvcc; } || NVCC=$(command -v nvcc) \
   || die "ucc: no nvcc (CUDA_HOME/bin/nvcc, NVCC or PATH): UCC's CUDA kernels need it"
-if [ -n "${NCCL_HOME:-}" ]; then
-  nccl=$NCCL_HOME
-elif [ -z "${NCCL_WHEEL:-}" ] && python3 -c "import nvidia.nccl" 2>/dev/null; then
-  nccl=$(nccl_home)
-else
-  wheel=${NCCL_WHEEL:-}
-  if [ -z "$wheel" ]; then
-    wd=$(mktemp -d "${TMPDIR:-/tmp}/gpucomm-nccl-wheel.XXXX")
-    say "ucc: pip download nvidia-nccl-cu13==$NCCL_WHEEL_VERSION"
-    python3 -m pip download -q --no-deps --only-binary=:all: -d "$wd" "nvidia-nccl-cu13==$NCCL_WHEEL_VERSION" \
-      || die "ucc: cannot download nvidia-nccl-cu13==$NCCL_WHEEL_VERSION (no PyPI? NCCL_WHEEL=the wheel, or NCCL_HOME)"
-    wheel=$(ls "$wd"/nvidia_nccl_cu13-*.whl)
-  fi
-  [ -f "$wheel" ] || die "ucc: $wheel: no such wheel"
-  nccl=$(mktemp -d "${TMPDIR:-/tmp}/gpucomm-nccl.XXXX")
-  python3 - "$wheel" "$nccl" <<'PY' || die "ucc: no nvidia/nccl/include/nccl.h and lib/libnccl.so.2 in $wheel"
-import sys, zipfile, os, shutil
-z = zipfile.ZipFile(sys.argv[1]); dest = sys.argv[2]
-names = [n for n in z.namelist() if n.startswith("nvidia/nccl/include/") or n == "nvidia/nccl/lib/libnccl.so.2"]
-if "nvidia/nccl/lib/libnccl.so.2" not in names or "nvidia/nccl/include/nccl.h" not in names:
-    sys.exit(1)
-for n in names:
-    if n.endswith("/"): continue
-    out = os.path.join(dest, n[len("nvidia/nccl/"):]); os.makedirs(os.path.dirname(out), exist_ok=True)
-    with z.open(n) as i, open(out, "wb") as o: shutil.copyfileobj(i, o)
-PY
-  ln -sf libnccl.so.2 "$nccl/lib/libnccl.so"
-  [ -n "${wd:-}" ] && rm -rf "$wd"
-fi
+nccl=$(nccl_home)
 [ -f "$nccl/include/nccl.h" ] && [ -e "$nccl/lib/libnccl.so" ] || die "ucc: no include/nccl.h and lib/libnccl.so in $nccl"
 ncclv=$(awk '/^#define NCCL_(MAJOR|MINOR|PATCH) /{printf "%s%s", s, $3; s="."}' "$nccl/include/nccl.h")
 gencode=""; arch=$(cuda_arch)

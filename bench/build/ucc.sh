@@ -173,4 +173,5 @@ done
 say "ucc: no installed object refers to cuMulticast* (NVLS off)"
 say "ucc $UCC_VERSION installed in $PREFIX: $(cd "$PREFIX/lib/ucc" && ls libucc_*.so | sed 's/libucc_//; s/\.so$//' | tr '\n' ' ')(NCCL $ncclv headers; build in $build)"
 case $src in */gpucomm-src-ucc.*) rm -rf "$(dirname "$src")" ;; esac
-case $nccl in */gpucomm-nccl.*) rm -rf "$nccl" ;; esac
+# an NCCL unpacked here (not the caller's NCCL_HOME, which all.sh shares with the tools) goes
+case ${NCCL_HOME:-}:$nccl in :*/gpucomm-nccl.*) rm -rf "$nccl" ;; esac

@@ -18,7 +18,8 @@ T0=$(date +%s)
 step() { echo; echo "=== $(date +%T) [+$(( $(date +%s) - T0 )) s] $*"; }
 want() { case " $STAGES " in *" $1 "*) return 0 ;; esac; return 1; }
 MPI="mpirun -np 2"
-RFM="reframe -C config/settings.py"
+# no colours: the greps below read ReFrame's [ OK ] / [ FAIL ] lines
+RFM="reframe -C config/settings.py --nocolor"
 step node; nvidia-smi --query-gpu=index,name,pci.bus_id,clocks.sm,power.draw --format=csv,noheader
 echo "MPI: $(command -v mpirun) $(mpirun --version | head -1)"; echo "GPUCOMM_MPI_PREFIX=${GPUCOMM_MPI_PREFIX:-}"
 env | grep -E '^(NVSHMEM|NCCL_NVLS|TORCH_SYMM)' | sort

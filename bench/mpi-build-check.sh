@@ -32,7 +32,8 @@ S="--allow-shared-gpu --sizes 8,1M,64M --budget 0.3 --timeout 50"
 for op in allreduce alltoall; do
   step "UCC_COLL_TRACE=info: $op gpu-aware-mpi and host at 1 MiB (which TL)"
   timeout 60 mpirun -np 2 $UCC -x UCC_COLL_TRACE=info python3 -m gpucomm $op --method gpu-aware-mpi,host \
-      --allow-shared-gpu --sizes 1M --iters 3 --warmup 1 2>&1 | grep -iE 'ucc|tl_|^ +1M|rror' | sort | uniq -c | sort -rn | head -20
+      --allow-shared-gpu --sizes 1M --iters 3 --warmup 1 2>&1 | grep -E "UCC_COLL.*coll_init: (Allreduce sum|Alltoall):|rror" \
+      | sed -E 's/.*coll_init: //; s/0x[0-9a-f]+/ADDR/g' | sort | uniq -c
   for v in NOUCC UCC; do
     step "$op gpu-aware-mpi, $v"
     timeout 60 mpirun -np 2 ${!v} python3 -m gpucomm $op --method gpu-aware-mpi $S --json "$OUT/gam-$op-$v.json" 2>&1 \

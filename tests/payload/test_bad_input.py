@@ -70,7 +70,7 @@ def test_slow_pair_naming_a_missing_rank(mpirun):
 
 def test_hang_names_the_rank_that_stopped(mpirun):
     run = mpirun(2, "pingpong", "--method", "host", "--sizes", "8", "--iters", "20", "--warmup", "2",
-                 "--timeout", "10", extra_env={"GPUCOMM_TEST_HANG": "1:8"}, timeout=120)
+                 "--timeout", "5", extra_env={"GPUCOMM_TEST_HANG": "1:8"}, timeout=120)
     assert run.returncode == EXIT_TIMEOUT or "Exit code:    124" in run.stderr + run.stdout
     assert "rank 1: pingpong/host timed out" in run.stderr
     assert "this rank stopped answering" in run.stderr

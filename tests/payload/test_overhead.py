@@ -14,10 +14,13 @@ Bounds:
 import json
 from pathlib import Path
 
+import pytest
+
 TIMED_BOUND_US = 0.5
 WALL_BOUND_US = 3.0
 
 
+@pytest.mark.alone
 def test_engine_overhead_per_iteration(mpirun, tmp_path):
     script = (Path(__file__).parents[1] / "null_engine.py")
     out = mpirun.script(1, script, 200000, tmp_path / "null.json")

@@ -75,6 +75,7 @@ def fake_local(tmp_path, patch):
     return path
 
 
+@pytest.mark.alone  # host passes the node class's latency reference
 def test_gpu_partition_without_cupy_skips_the_gpu_checks_with_the_reason(tmp_path):
     report = tmp_path / "report.json"
     run = bare_reframe("-C", fake_local(tmp_path, GPU_NO_CUPY), "-c", "checks/pingpong.py", "-r",

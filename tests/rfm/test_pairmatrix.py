@@ -118,6 +118,7 @@ def run_check(tmp_path, *opts, **env):
     return run, report_cases(report) if report.exists() else []
 
 
+@pytest.mark.alone  # the pairs not slowed must meet their references
 def test_slow_pair_fails_the_check_naming_that_pair(tmp_path):
     refs = tmp_path / "refs"
     refs.mkdir()

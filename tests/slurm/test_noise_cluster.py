@@ -24,10 +24,12 @@ import os
 
 import pytest
 
+import machine
 from reframe_helpers import reframe
 from test_cluster import cluster  # noqa: F401 - the module-scoped fixture
 
-pytestmark = pytest.mark.cluster
+# the layouts' run may be retried twice (--max-retries=2), each a few minutes at worst
+pytestmark = [pytest.mark.cluster, pytest.mark.timeout(900)]
 
 LARGE = "256KiB"
 #: what the noise mode runs here: host ping-pong, 8 B and 256 KiB, a paced streams aggressor
@@ -57,8 +59,9 @@ def results(case, name):
 
 @pytest.fixture(scope="module")
 def layouts(cluster, tmp_path_factory):  # noqa: F811
-    out, cases = run_noise(cluster, tmp_path_factory.mktemp("noise"), "--max-retries=2",
-                           "-n", "NoiseCheck%method=host%victim=pingpong%layout=(shared-link|apart)")
+    with machine.alone():  # the ratios are timings: no other test's ranks on the 2 CPUs meanwhile
+        out, cases = run_noise(cluster, tmp_path_factory.mktemp("noise"), "--max-retries=2",
+                               "-n", "NoiseCheck%method=host%victim=pingpong%layout=(shared-link|apart)")
     by_layout = {c["layout"]: c for c in cases.values()}
     assert sorted(by_layout) == ["apart", "shared-link"], list(cases)
     return out, by_layout

@@ -8,8 +8,14 @@ which makes mpirun/srun end the job.  The check's time limit feeds --timeout (se
 import os
 import sys
 import threading
+import time
 
 from ..constants import EXIT_TIMEOUT
+
+#: how long a rank that timed out waiting for its peers lets them speak before it ends the job:
+#: the rank that stopped (its watchdog armed a moment later, its start-up having been slower)
+#: then names itself, instead of being killed by the launcher before it can
+PEER_GRACE_S = 3.0
 
 
 class Watchdog:
@@ -41,4 +47,6 @@ class Watchdog:
                          f"({self.where}): {state}\n")
         sys.stderr.flush()
         sys.stdout.flush()
+        if self.waiting:
+            time.sleep(PEER_GRACE_S)
         os._exit(EXIT_TIMEOUT)

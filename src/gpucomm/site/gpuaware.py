@@ -23,6 +23,7 @@ import os
 import signal
 import subprocess
 import tempfile
+import time
 
 from ..constants import GPU_AWARE_FULL, GPU_AWARE_NONE, GPU_AWARE_P2P, NO_MULTICAST_ENV
 
@@ -161,9 +162,8 @@ def probe(mpirun, options=(), python="python3", np=2, timeout=TIMEOUT, env=None,
             "tail": "\n".join((out or "").splitlines()[-8:]) if failed else ""}
 
 
-def _kill_group(proc):
-    """Kill the launch's whole session: mpirun, its daemons and every rank (a launcher may put
-    its ranks in process groups of their own, never in another session)."""
+def _session_members(sid):
+    """The live (not zombie) processes of session ``sid``."""
     pids = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -173,13 +173,26 @@ def _kill_group(proc):
                 fields = fp.read().rsplit(")", 1)[1].split()
         except (OSError, IndexError):
             continue
-        if len(fields) > 3 and fields[3] == str(proc.pid):  # field 6 of stat: the session id
+        # fields[0]: the state (Z: dead, waiting to be reaped), fields[3]: the session id
+        if len(fields) > 3 and fields[3] == str(sid) and fields[0] != "Z":
             pids.append(int(entry))
-    for pid in pids or [proc.pid]:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
+    return pids
+
+
+def _kill_group(proc, rounds=50):
+    """Kill the launch's whole session: mpirun, its daemons and every rank (a launcher may put
+    its ranks in process groups of their own, never in another session).  Again until none is
+    left: a launch cut during its start-up may still fork a rank after a pass."""
+    for _ in range(rounds):
+        pids = _session_members(proc.pid)
+        if not pids:
+            return
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        time.sleep(0.1)
 
 
 def cache_dir():

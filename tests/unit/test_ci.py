@@ -1,0 +1,61 @@
+"""The CI script against the README and the suite's own rules: CI runs the README's test
+command, the skip allow-list judges skips, the machine lock lets one measurement run alone."""
+
+import re
+import threading
+import time
+
+import machine
+import skips
+from reframe_helpers import REPO
+
+
+def _ci_var(name):
+    m = re.search(rf'^{name}="(.*)"$', (REPO / ".ci" / "run").read_text(), re.M)
+    assert m, f".ci/run has no {name}=..."
+    return m.group(1)
+
+
+def test_ci_runs_the_readmes_test_command():
+    install, tests = _ci_var("INSTALL"), _ci_var("TESTS")
+    assert f"{install} && {tests}" in (REPO / "README.md").read_text()
+    script = (REPO / ".ci" / "run").read_text()
+    assert 'eval "$INSTALL"' in script and 'eval "$TESTS"' in script
+
+
+def test_skips_outside_the_allow_list_are_named():
+    found = [("a::t1", "Skipped: needs headless Chromium"), ("b::t2", "Skipped: cupy is installed here")]
+    assert skips.unexpected(found, None) is None  # no allow-list: nothing judged
+    assert skips.unexpected(found, "cupy is installed here\n\n") == [found[0]]
+    assert skips.unexpected(found, "") == found
+    assert skips.unexpected([], "x") == []
+
+
+def test_a_measurement_waits_for_the_shared_tests_and_holds_off_new_ones(tmp_path, monkeypatch):
+    monkeypatch.setattr(machine, "TURNSTILE", str(tmp_path / "t.lock"))
+    monkeypatch.setattr(machine, "MACHINE", str(tmp_path / "m.lock"))
+    events = []
+
+    def shared(name, hold):
+        with machine.shared():
+            events.append(f"{name}+")
+            time.sleep(hold)
+            events.append(f"{name}-")
+
+    def alone():
+        with machine.alone():
+            events.append("alone+")
+            time.sleep(0.2)
+            events.append("alone-")
+
+    first = threading.Thread(target=shared, args=("s1", 0.4))
+    first.start()
+    time.sleep(0.1)
+    measure = threading.Thread(target=alone)
+    measure.start()
+    time.sleep(0.1)
+    late = threading.Thread(target=shared, args=("s2", 0.0))  # arrives while the measurement waits
+    late.start()
+    for t in (first, measure, late):
+        t.join(5)
+    assert events == ["s1+", "s1-", "alone+", "alone-", "s2+", "s2-"], events

@@ -175,8 +175,26 @@ def pytest_collection_modifyitems(config, items):
                 have[name] = present()
             if not have[name]:
                 item.add_marker(pytest.mark.skip(reason=f"needs {what}"))
-    # the shared clusters' tests are the longest chain: hand them out first
-    items.sort(key=lambda it: xdist_scope(it.nodeid) not in SHARED_CLUSTERS.values())
+    items[:] = in_handing_order(items)
+
+
+def in_handing_order(items):
+    """The order pytest-xdist hands the units out in (the first item of each unit places it):
+    the 4-node cluster's chain first (the longest), then every unit with a measurement, then
+    the rest; within a unit its measurements first.  A measurement waits for every test then
+    running to end, and the machine idles meanwhile: at the start, the tests it waits for are
+    the first and short ones."""
+    alone = {id(it): it.get_closest_marker(machine.MARKER) is not None for it in items}
+    unit_alone = {}
+    for it in items:
+        unit = xdist_scope(it.nodeid)
+        unit_alone[unit] = unit_alone.get(unit, False) or alone[id(it)]
+
+    def rank(it):
+        unit = xdist_scope(it.nodeid)
+        return (0 if unit == SHARED_CLUSTERS["test_cluster.py"] else 1 if unit_alone[unit] else 2,
+                not alone[id(it)])
+    return sorted(items, key=rank)  # stable: collection order otherwise
 
 
 # -- CI: a skip is a failure unless its reason is allowed (tests/skips.py) ------------------

@@ -83,10 +83,10 @@ BUDGET_MIN_SAMPLES = 10
 
 
 def budget_spent(comm, t_start, budget, done):
-    """Whether the timed samples of a size have used up their budget: the estimate from the
-    warm-up can be far too low (a link that congests after it: 8 B across a loaded link took
-    92 s of a 2 s budget, bench/results/2026-12-01-cpu-2core/09-ci-minutes).  Between samples,
-    outside the timed region; every rank's clock counts, all ranks agree."""
+    """Whether the timed samples of a size have used up their budget, which the warm-up's
+    estimate (budget_iters) cannot promise: a link that congests after the warm-up slows every
+    later iteration.  Asked between samples, outside the timed region; any rank's clock past
+    the budget ends the size on every rank."""
     if not budget or done < BUDGET_MIN_SAMPLES:
         return False
     return comm.allreduce(int(time.perf_counter() - t_start > budget)) > 0  # default op: sum

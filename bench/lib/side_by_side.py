@@ -5,7 +5,7 @@ health sweeps (checks/health.py), whose perf variables share their names (latenc
 goodput_1MiB, ...; the sweeps prefix the method).  The payload column is the median over every
 report given with --payload (several healthy runs), the tool column the native report's value.
 
-    bench/side_by_side.py --native report-native.json --payload report-health-*.json [--md OUT]
+    bench/lib/side_by_side.py --native report-native.json --payload report-health-*.json [--md OUT]
 """
 
 import argparse
@@ -14,7 +14,7 @@ import statistics
 import sys
 from collections import defaultdict
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src"))
 
 from gpucomm.analysis.report.inputs import load  # noqa: E402
 

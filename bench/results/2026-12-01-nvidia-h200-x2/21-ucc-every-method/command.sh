@@ -7,10 +7,10 @@
 #   sizes); nvshmem's short ping-pong under three CPU bindings (the health sweep's erratic
 #   numbers); OSU -d cuda; the health mode HEALTH_RUNS [2] times; bench/compare's COMPARE_ONLY
 #   [host] pair at COMPARE_SIZES [8,64M]; every results file kept (process age, set-up, per size).
-# Usage: GPUCOMM_WHEELS=DIR bench/h200x2-every-method.sh OUT [STAGES]   (STAGES: default all of
+# Usage: GPUCOMM_WHEELS=DIR bash bench/results/2026-12-01-nvidia-h200-x2/21-ucc-every-method/command.sh OUT [STAGES]   (STAGES: default all of
 #   env probe payload nvshmem native health compare reframe; the last one gets the time left of
 #   DEADLINE [575] s)
-OUT=${1:?usage: bench/h200x2-every-method.sh OUT [STAGES]}
+OUT=${1:?usage: bench/results/2026-12-01-nvidia-h200-x2/21-ucc-every-method/command.sh OUT [STAGES]}
 STAGES=${2:-env probe payload nvshmem native health compare reframe}
 source bench/device-env.sh
 set -o pipefail

@@ -4,11 +4,12 @@
 #   what it holds (ompi_info, ucc_info); the GPU-aware level the local config probes and the
 #   candidate it takes; which UCC TL runs device and host collectives (UCC_COLL_TRACE);
 #   gpu-aware-mpi all-reduce and all-to-all with and without coll/ucc; then
-#   bench/host-coll-latency.sh's variants (host collectives at 8 B, the wheel MPI after).
+#   command-host-coll-latency.sh's variants (beside this script) (host collectives at 8 B, the wheel MPI after).
 # With one GPU both ranks share it (--allow-shared-gpu): the device numbers then show where the
 # data goes (GPU or host staging), not NVLink bandwidth.
-# Usage: GPUCOMM_WHEELS=DIR bench/mpi-build-check.sh OUT   (VARIANTS: host-coll-latency.sh's)
-OUT=${1:?usage: bench/mpi-build-check.sh OUT}
+# Usage: GPUCOMM_WHEELS=DIR bash bench/results/2026-12-01-nvidia-h200/21-host-coll-latency/command-mpi-build-check.sh OUT
+#   (VARIANTS: command-host-coll-latency.sh's)
+OUT=${1:?usage: bench/results/2026-12-01-nvidia-h200/21-host-coll-latency/command-mpi-build-check.sh OUT}
 source bench/device-env.sh
 set -o pipefail
 T0=$(date +%s)
@@ -41,5 +42,5 @@ for op in allreduce alltoall; do
   done
 done
 step "host-coll-latency variants"
-( VARIANTS=${VARIANTS:-local accel-null ucc} bash bench/host-coll-latency.sh "$OUT/hcl" ) 2>&1 | grep -vE '^=== .* node$'
+( VARIANTS=${VARIANTS:-local accel-null ucc} bash "$(dirname "$0")/command-host-coll-latency.sh" "$OUT/hcl" ) 2>&1 | grep -vE '^=== .* node$'
 (cd "$OUT" && tar czf records.tgz *.json hcl/records.tgz && rm -rf *.json hcl); ls -la "$OUT"

@@ -3,7 +3,7 @@
 tools, the perftest module, the duplicate ``.so``/``.so.0.0.0`` copies of each library), so that
 the wheels, the tree and the native tools fit in one device call (64 MiB): 43 MB -> about 8 MB.
 
-    bench/slim-ucx-wheel.py .whl/libucx_cu13-*.whl OUTDIR
+    bench/lib/slim-ucx-wheel.py .whl/libucx_cu13-*.whl OUTDIR
 """
 import os
 import re

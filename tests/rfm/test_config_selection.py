@@ -187,12 +187,13 @@ def test_tool_dir_that_does_not_exist_fails(tmp_path):
 # -- names ------------------------------------------------------------------------------------
 
 def readme_name_filters():
-    """Every ``-n PATTERN`` example of the README (inline code), with the check class it names."""
+    """Every ``-n PATTERN`` example of the README and the user guide (docs/*.md, inline code),
+    with the check class it names."""
     import re
-    text = (REPO / "README.md").read_text()
     found = []
-    for pattern in re.findall(r"`[^`]*?-n '?([^'` ]+)'?[^`]*`", text):
-        found.append((pattern, re.match(r"\^?\(?([A-Za-z]+)", pattern).group(1)))
+    for page in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]:
+        for pattern in re.findall(r"`[^`]*?-n '?([^'`\s]+)'?[^`]*`", page.read_text()):
+            found.append((pattern, re.match(r"\^?\(?([A-Za-z]+)", pattern).group(1)))
     return found
 
 

@@ -7,10 +7,13 @@ import os
 import shutil
 import subprocess
 import sys
+from html.parser import HTMLParser
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
+from PIL import Image
 
 from gpucomm import constants
 from gpucomm.analysis.report import default_paper_csv, main
@@ -432,14 +435,138 @@ def test_cli_entry_point(tmp_path):
     assert proc.stdout.startswith("gpucomm health: PASS")
 
 
+class Outline(HTMLParser):
+    """A page's elements in document order, (tag, id, inside a <details>), and its headline
+    table (``headline``: a DataFrame of the cells' text)."""
+
+    def __init__(self, text):
+        super().__init__()
+        self.items, self.folded, self.rows, self._in_headline = [], 0, [], False
+        self.feed(text)
+        self.headline = pd.DataFrame(self.rows[1:], columns=self.rows[0]) if self.rows else None
+
+    def handle_starttag(self, tag, attrs):
+        ident = dict(attrs).get("id")
+        self.items.append((tag, ident, self.folded > 0))
+        self.folded += tag == "details"
+        self._in_headline |= tag == "table" and ident == "headline-table"
+        if self._in_headline and tag == "tr":
+            self.rows.append([])
+        elif self._in_headline and tag in ("td", "th"):
+            self.rows[-1].append("")
+
+    def handle_endtag(self, tag):
+        self.folded -= tag == "details"
+        self._in_headline &= tag != "table"
+
+    def handle_data(self, data):
+        if self._in_headline and self.rows and self.rows[-1]:
+            self.rows[-1][-1] += data.strip()
+
+    def first(self, tag=None, ident=None):
+        return next(i for i, (t, d, _) in enumerate(self.items) if (tag is None or t == tag)
+                    and (ident is None or d == ident))
+
+
+def assert_page_order(text):
+    """The verdict and what failed, then the headline table, then the plots, the long tables last
+    and folded."""
+    page = Outline(text)
+    verdict, failed, glance = page.first(ident="verdict"), page.first(ident="failed"), page.first(ident="headline")
+    first_plot = page.first("img")
+    assert verdict < failed < glance < page.first("table", "headline-table") < first_plot
+    assert [t for t, _, _ in page.items[glance:first_plot]].count("table") == 1  # one headline table
+    later = [folded for t, _, folded in page.items[first_plot:] if t == "table"]
+    assert later and all(later)  # every table below the plots is folded
+    return page
+
+
+NATIVE = REPO / "tests" / "data" / "h200x2-results" / "11-tools2" / "report-native.json"
+
+
+def test_headline_table(tmp_path, capsys):
+    """One row per operation and method: 8 B latency, the largest size's goodput and its ratio to
+    the native tool, the paper and ReFrame's reference (the 1 GiB goodput of ccl 20 % under it)."""
+    shutil.copytree(DEVICE / "output", tmp_path / "in" / "output")
+    tonight = shifted_report(0, scale={("ccl", "goodput_1GiB"): 0.8})
+    ccl = next(tc for tc in tonight["runs"][0]["testcases"] if tc["method"] == "ccl")
+    ccl["perfvalues"]["local:h200x2:goodput_1GiB"][5] = "fail"
+    ccl.update(result="fail", fail_phase="performance", fail_reason="failed to meet reference(s): goodput_1GiB")
+    (tmp_path / "in" / "report.json").write_text(json.dumps(tonight))
+    out = tmp_path / "rep"
+    code, stdout, _ = report([tmp_path / "in", NATIVE, "-o", out, "-q", "--paper-system", "alps"], capsys)
+    assert code == constants.EXIT_REPORT_FAIL
+    text = (out / "index.html").read_text()
+    page = assert_page_order(text)
+    sweeps = csv(out, "sweeps.csv")
+    head = page.headline.set_index("method")
+    assert list(head.index) == [m for m in constants.METHODS if m in set(sweeps["method"])]  # ours, in order
+    for method, row in head.iterrows():
+        mine = sweeps[sweeps["method"] == method].set_index("size")
+        assert row["largest size"] == "1GiB" and float(row["goodput (GB/s)"]) == pytest.approx(
+            mine.loc[GiB, "goodput_GBps"], rel=1e-3)
+        assert float(row["8 B latency (us)"]) == pytest.approx(mine.loc[8, "time_us"], rel=1e-3)
+    # against the native tools' 1 GiB perf variables, and the paper's Alps point (2 ranks, like ours)
+    native = csv(out, "vs_native_perf.csv")
+    tools = native[(native["method"] == "ccl") & (native["op"] == "pingpong") & (native["var"] == "goodput_1GiB")]
+    assert head.loc["ccl", "vs native tool"] == "; ".join(
+        f"{r:.2f} {t}" for t, r in tools.groupby("tool")["ratio"].median().items())
+    paper = csv(out, "vs_paper.csv").set_index(["method", "size"])
+    assert head.loc["ccl", "vs paper"] == f"{paper.loc[('ccl', GiB), 'ratio']:.2f} alps"
+    assert head.loc["ipc-copy", "vs paper"] == ""  # Alps measured no device copy
+    # ReFrame's value against its reference: ccl 20 % under, outside it; the others at it
+    assert head.loc["ccl", "vs reference"] == "0.80 (outside)"
+    assert set(head.drop("ccl")["vs reference"]) == {"1.00"}
+    # what failed, with its reason, above the headline
+    top = text[:text.index('id="headline"')]
+    assert "fail in performance: failed to meet reference(s): goodput_1GiB" in top
+    value, ref = ccl["perfvalues"]["local:h200x2:goodput_1GiB"][:2]
+    outside = f"goodput_1GiB = {value:.4g} GB/s outside its ReFrame reference [{ref * 0.9:.4g}, inf] GB/s"
+    assert outside in top and outside in stdout
+
+
+def test_trend_in_words(tmp_path, capsys):
+    """What the trend line says: the first run has nothing to compare with; later, how many
+    values moved beyond their bound, the bad or the good way."""
+    code, stdout, _ = report([DEVICE, "-o", tmp_path / "first", "-q", "--paper", "none"], capsys)
+    assert ("trend (information, not the verdict): first run: no earlier run of these test cases among the "
+            "inputs; none of its 20 perf values has anything to compare with yet") in stdout
+    assert "new" not in stdout.splitlines()[-1].split(":", 1)[1].split("(", 1)[0]
+    for days, scale in ((2, {("ccl", "goodput_1GiB"): 1.25}), (1, {("ccl", "goodput_1GiB"): 1.25})):
+        (tmp_path / f"old{days}.json").write_text(json.dumps(shifted_report(days, scale)))
+    tonight = shifted_report(0, scale={("host", "latency_8B"): 0.5})
+    (tmp_path / "tonight.json").write_text(json.dumps(tonight))
+    code, stdout, _ = report([tmp_path / "tonight.json", "-o", tmp_path / "rep", "-q", "--paper", "none",
+                              "--history", tmp_path / "old1.json", tmp_path / "old2.json"], capsys)
+    assert ("trend (information, not the verdict): 20 perf values against the median of the 2 runs before: "
+            "1 got worse beyond its bound; 1 got better beyond its bound; 18 within their bounds.") in stdout
+    page = (tmp_path / "rep" / "index.html").read_text()
+    top = page[:page.index('id="headline"')]
+    assert "1 got worse beyond its bound" in top and "regressed: PingPongCheck %method=ccl" in top
+
+
 @pytest.mark.chromium
 def test_html_renders_headless(tmp_path, capsys):
-    report([DEVICE, "-o", tmp_path, "-q", "--paper", "none"], capsys)
+    """In a real browser: the verdict, what failed and the headline table come before the first
+    plot in the rendered DOM, the long tables are folded, and the first screen is not blank."""
+    report([SUITE, NATIVE, "-o", tmp_path, "-q", "--paper-system", "alps", "--history", DEVICE], capsys)
+    browser = [shutil.which("chromium") or shutil.which("chromium-browser"), "--headless", "--no-sandbox",
+               "--disable-gpu", "--hide-scrollbars", "--window-size=1400,1000"]
+    url = (tmp_path / "index.html").as_uri()
+    dom = subprocess.run(browser + ["--dump-dom", url], capture_output=True, text=True, timeout=120).stdout
+    page = assert_page_order(dom)
+    assert {"pingpong", "allreduce", "alltoall"} <= set(page.headline["op"])
+    assert set(page.headline["method"]) == {"host", "staging", "gpu-aware-mpi", "ipc-copy", "ccl"}
+    assert page.headline["vs native tool"].str.contains("nccl-tests").any()
+    assert page.headline["vs paper"].str.contains("alps").any()
     shot = tmp_path / "shot.png"
-    subprocess.run([shutil.which("chromium") or shutil.which("chromium-browser"), "--headless", "--no-sandbox", "--disable-gpu", "--window-size=1400,2000",
-                    f"--screenshot={shot}", (tmp_path / "index.html").as_uri()],
-                   capture_output=True, timeout=120)
-    assert shot.stat().st_size > 50000  # a page with its plots, not a blank one
+    subprocess.run(browser + [f"--screenshot={shot}", url], capture_output=True, timeout=120)
+    pixels = np.asarray(Image.open(shot).convert("RGB"))
+    assert pixels.shape == (1000, 1400, 3)
+    ink = (pixels != 255).any(axis=2).mean()
+    assert ink > 0.05 and len(np.unique(pixels.reshape(-1, 3), axis=0)) > 100  # text, tables, a plot: not blank
+    # the verdict's green band in the first 200 rows
+    assert (pixels[:200] == (0xd5, 0xf0, 0xd5)).all(axis=2).sum() > 20000
 
 
 def test_system_and_partition_from_reframe_not_folders(tmp_path, capsys):

@@ -140,3 +140,64 @@ def test_native_tool_ratios_from_perf_variables(tmp_path, capsys):
     assert row["ratio"].item() == pytest.approx(want)
     assert set(t[t["method"] == "host"]["tool"]) <= {"osu-host"}  # host against OSU's host buffers only
     assert t[t["tool"] == "nccl-tests-g"]["note"].str.contains("one process").all()
+
+
+def _method_style_tables():
+    """Every module-level table of the report's modules keyed by method whose values are colours
+    or markers: {'render.COLORS': dict, ...}."""
+    import importlib
+
+    from matplotlib.colors import is_color_like
+    from matplotlib.markers import MarkerStyle
+
+    from gpucomm.constants import METHODS
+    found = {}
+    for name in ("render", "tables", "noise", "inputs"):
+        module = importlib.import_module(f"gpucomm.analysis.report.{name}")
+        for attr, value in vars(module).items():
+            if not isinstance(value, dict) or not set(value) & set(METHODS) or not value:
+                continue
+            vals = list(value.values())
+            if all(isinstance(v, str) and is_color_like(v) for v in vals) or \
+                    all(isinstance(v, str) and v in MarkerStyle.markers for v in vals):
+                found[f"{name}.{attr}"] = value
+    return found
+
+
+def test_every_colour_and_marker_table_covers_every_method():
+    """A method missing from a colour table takes a native tool's spare colour, one
+    that changes from plot to plot; each method has its own, and no two share one."""
+    from gpucomm.constants import METHODS
+    found = _method_style_tables()
+    assert "render.COLORS" in found  # the rule sees the table it is about
+    for name, table in found.items():
+        assert set(METHODS) <= set(table), f"{name} lacks {sorted(set(METHODS) - set(table))}"
+        assert len({table[m] for m in METHODS}) == len(METHODS), f"{name}: two methods share a style"
+    assert not set(render.EXTRA_COLORS) & set(render.COLORS.values())  # a tool never looks like a method
+
+
+def test_nvshmem_has_its_own_line_colour(figures):
+    render.goodput_plot("local:h200x2", "pingpong", pd.concat([sweep("nvshmem"), sweep("ccl"), sweep("nccl-tests")]),
+                        None, "x.png")
+    lines = {ln.get_label(): ln.get_color() for ln in figures[-1].axes[0].get_lines() if ln.get_label()[0] != "_"}
+    assert lines["nvshmem"] == render.COLORS["nvshmem"] and lines["ccl"] == render.COLORS["ccl"]
+    assert lines["nccl-tests"] in render.EXTRA_COLORS
+
+
+def test_every_plotted_operation_and_paper_name_has_its_entry():
+    """The per-operation and per-paper tables cover what they are looked up with: every operation
+    of the payload that is plotted (the aggressor is a noise run's, with its own section), every
+    system of the paper's table for its dash pattern, every method and operation the paper
+    measured, and the native tools' counterparts are methods and operations of ours."""
+    from gpucomm.analysis.report import default_paper_csv
+    from gpucomm.constants import AGGRESSOR, METHODS, OPERATIONS, PAPER_METHOD
+    plotted = set(OPERATIONS) - {AGGRESSOR}
+    assert plotted <= set(render.SIZE_MEANING), sorted(plotted - set(render.SIZE_MEANING))
+    paper = pd.read_csv(default_paper_csv())
+    assert set(paper["system"]) <= set(render.PAPER_DASHES)
+    assert len(set(render.PAPER_DASHES.values())) == len(render.PAPER_DASHES)  # one pattern each
+    assert tables.PAPER_METHODS == PAPER_METHOD and set(PAPER_METHOD) <= set(METHODS)
+    assert set(paper["method"]) <= set(PAPER_METHOD.values())
+    assert set(tables.PAPER_OPS) <= set(OPERATIONS) and set(paper["operation"]) <= set(tables.PAPER_OPS.values())
+    assert all(set(ours) <= set(METHODS) for ours in tables.NATIVE_PAIRS.values())
+    assert set(tables.NATIVE_OPS.values()) <= set(OPERATIONS)

@@ -160,7 +160,7 @@ def run(args, latency_max, heatmap_size, tolerances, mapping):
     cur = tables.current_sweeps(sweeps)
     nightly = tables.compare(perf, cases, tolerances, args.window)
     status, _ = tables.verdict(cases, sessions)
-    health = tables.health(cases, nightly, args.window, sessions)
+    health = tables.health(cases, nightly, sessions)
     paper_t = tables.vs_paper(cur, paper, mapping, args.paper_stat)
     curves = tables.paper_curves(cur, paper, mapping, args.paper_stat)
     native_t = tables.vs_native(cur)
@@ -193,16 +193,15 @@ def run(args, latency_max, heatmap_size, tolerances, mapping):
         print(f"gpucomm report: warning: {p}", file=sys.stderr)
     problems += plot_problems
 
-    counts = nightly["status"].value_counts()
     stat = args.paper_stat
     trend = ("This run: perf variables vs earlier runs (trend: information)", render._table(nightly[NIGHTLY_COLUMNS].assign(
         change=nightly["change"].map(lambda c: f"{c:+.1%}" if pd.notna(c) else ""),
         tolerance=nightly["tolerance"].map(lambda c: f"{c:.1%}" if pd.notna(c) else ""))),
-        f"{len(nightly)} perf variables: " + ", ".join(f"{n} {s}" for s, n in counts.items())
-        + " (ref/lower/upper: ReFrame's reference; ref-fail: outside it, part of ReFrame's verdict; "
-          "new: no earlier run; regressed/improved: moved beyond the reference's bound against the median "
-          "of earlier runs, information only).")
-    tables_html = [
+        "ref/lower/upper: ReFrame's reference; ref-fail: outside it, part of ReFrame's verdict; "
+        "new: no earlier run; regressed/improved: moved beyond the reference's bound against the median "
+        "of earlier runs, information only; no bound: no reference and no --tolerance.")
+    folded = [
+        trend,
         ("This run vs native tools (perf variables)", render._table(native_p),
          "Our checks' perf variables against the native tools' checks (OSU, nccl-tests) at the same point: "
          "ratio = ours / tool (for a latency, above 1 is slower). The tools' values are from their newest "
@@ -211,7 +210,6 @@ def run(args, latency_max, heatmap_size, tolerances, mapping):
          render._table(tables.paper_pivot(paper_t), index=True),
          f"{paper_line}. Goodput in GB/s; the paper's {stat} (its Gb/s / 8) at the sizes it measured"
          + (f", from {paper_path}." if paper is not None else ".")),
-        trend,
         ("This run vs the paper across different rank counts or layouts (not like for like)",
          render._table(paper_t[~paper_t["comparable"].astype(bool)].drop(columns=["comparable"]))
          if len(paper_t) else render._table(None),
@@ -223,11 +221,23 @@ def run(args, latency_max, heatmap_size, tolerances, mapping):
     ]
     noise_part = noise.section(perf, out)
     if noise_part:
-        tables_html.append(noise_part[0])
+        folded.append(noise_part[0])
         sections += noise_part[1]
-    render.page(os.path.join(out, "index.html"), title=args.title, health_text=health, paper_line=paper_line, lead=2,
-                plot_sections=sections, tables=tables_html,
-                csv_files=[os.path.join(out, n) for n in csvs], problems=problems, files=data.files)
+    glance = tables.headline(cur, nightly, native_t, native_p, paper_t)
+    glance_note = (
+        "Per partition, operation and method: the median time at 8 B, the goodput at the largest size "
+        "measured, and that goodput's ratio (ours / theirs) to the native tool at that size (nccl-tests "
+        "beside a ping-pong is its sendrecv: both ranks send at once; -g: one process drives every GPU), "
+        f"to the paper (same rank count only; the paper's {stat}) and to ReFrame's reference of its perf "
+        "variable, where each exists. Each row is the test case whose sweep reaches the largest size; GPU "
+        f"pairs: their median. {paper_line}.")
+    render.page(os.path.join(out, "index.html"), title=args.title, status=status,
+                verdict=health.split("\n", 1)[0].replace("gpucomm health: ", ""),
+                failed=tables.failures(cases, nightly),
+                trend=[tables.trend_words(nightly), *tables.trend_flagged(nightly)],
+                health_text=health, headline=(render._table(glance, table_id="headline-table"), glance_note),
+                plot_sections=sections, folded=folded, csv_files=[os.path.join(out, n) for n in csvs],
+                problems=problems, files=data.files)
     print(health, end="")
     print(f"gpucomm report: wrote {os.path.join(out, 'index.html')} ({sum(len(p) for _, p in sections)} plots, "
           f"{len(cur)} sizes, {len(nightly)} perf variables); {paper_line}", file=sys.stderr)

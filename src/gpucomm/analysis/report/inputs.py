@@ -1,7 +1,8 @@
 """Reading what ReFrame leaves behind into three pandas tables.
 
 * ``sweeps``: one row per size of a payload sweep (``gpucomm_results.json``, or the
-  ``GPUCOMM-RESULT`` lines of ``rfm_job.out`` where that file is missing or broken);
+  ``GPUCOMM-RESULT`` lines of ``rfm_job.out``, read by ``contract.parse_output``, where that file
+  is missing or broken);
 * ``cases``: one row per test case run (ReFrame JSON run reports, sessions of ReFrame's results
   storage, perflogs);
 * ``perf``: one row per perf variable of a test case run;
@@ -26,7 +27,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from ...contract import NOISE_FILES, RESULT_TAG, RESULTS_FILE, STDOUT_FILE
+from ...contract import NOISE_FILES, RESULT_TAG, RESULTS_FILE, STDOUT_FILE, parse_output
 from . import ALL_SESSIONS
 
 CASE_KEY = ["system", "partition", "environ", "test"]
@@ -252,14 +253,15 @@ def _read_sweep(data, meta, records, path, history):
 
 
 def _read_stdout(data, path, history, why):
+    """The records of a job's stdout (contract.parse_output), where its results file is not usable
+    (``why``)."""
     records = []
     with open(path, errors="replace") as fp:
         for line in fp:
-            if line.startswith(RESULT_TAG + " "):
-                try:
-                    records.append(json.loads(line[len(RESULT_TAG) + 1:]))
-                except json.JSONDecodeError:
-                    pass
+            try:  # line by line: a line cut short (a job killed mid-write) loses only itself
+                records += parse_output(line)[0]
+            except json.JSONDecodeError:
+                pass
     if not records:
         return _problem(data, path, f"{why}, and no {RESULT_TAG} lines here either: skipped")
     data.problems.append(f"{why}: used the {len(records)} {RESULT_TAG} lines of {path} instead "

@@ -15,18 +15,19 @@ import pandas as pd  # noqa: E402
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator  # noqa: E402
 from PIL import Image  # noqa: E402  (matplotlib's own dependency)
 
-from ...constants import METHODS  # noqa: E402
+from ...constants import (ALLREDUCE, ALLTOALL, BW, CCL, GPU_AWARE_MPI, HOST, IPC_COPY, METHODS,  # noqa: E402
+                          MULTI_PINGPONG, NVSHMEM, OPERATIONS, PAIR_MATRIX, PINGPONG, STAGING)
 from ...sizes import size_label  # noqa: E402
 
-COLORS = {"host": "#7f7f7f", "staging": "#ff7f0e", "gpu-aware-mpi": "#2ca02c", "ipc-copy": "#9467bd",
-          "ccl": "#1f77b4"}
-OPS = ("pingpong", "multi-pingpong", "allreduce", "alltoall")
-EXTRA_COLORS = ["#d62728", "#8c564b", "#e377c2", "#17becf", "#bcbd22"]
+#: one colour per method (every one of constants.METHODS); a native tool takes the next EXTRA_COLORS
+COLORS = {HOST: "#7f7f7f", STAGING: "#ff7f0e", GPU_AWARE_MPI: "#2ca02c", IPC_COPY: "#9467bd",
+          CCL: "#1f77b4", NVSHMEM: "#e377c2"}
+EXTRA_COLORS = ["#d62728", "#8c564b", "#17becf", "#bcbd22", "#aec7e8"]
 #: what "size" means per operation (gpucomm.metrics: S in each goodput formula)
-SIZE_MEANING = {"pingpong": "message size (each way)", "bw": "message size (each message of the window)",
-                "multi-pingpong": "message size per pair", "allreduce": "buffer size per rank (the vector)",
-                "alltoall": "block size per peer (each rank sends one block to every other rank)",
-                "pair-matrix": "message size per GPU pair (each way)", "pair-uni": "message size (each way)",
+SIZE_MEANING = {PINGPONG: "message size (each way)", BW: "message size (each message of the window)",
+                MULTI_PINGPONG: "message size per pair", ALLREDUCE: "buffer size per rank (the vector)",
+                ALLTOALL: "block size per peer (each rank sends one block to every other rank)",
+                PAIR_MATRIX: "message size per GPU pair (each way)", "pair-uni": "message size (each way)",
                 "pair-bidir": "message size per direction"}
 #: two measured sizes further apart than this are not joined by a line (a sparse sweep:
 #: 8 B, 1 MiB, 256 MiB are markers, not a curve)
@@ -231,7 +232,7 @@ def plots(cur, outdir, latency_max=64 << 10, heatmap_size=None, paper=None):
             plt.close("all")
             problems.append(f"{name}: not drawn ({type(exc).__name__}: {exc})")
 
-    ops = {op: i for i, op in enumerate(OPS)}
+    ops = {op: i for i, op in enumerate(OPERATIONS)}
     groups = sorted(cur.groupby(["system", "partition", "op"]),
                     key=lambda kv: (kv[0][:2], ops.get(kv[0][2], 9), kv[0][2]))
     for (system, partition, op), group in groups:
@@ -258,15 +259,18 @@ h1{font-size:1.5em}h2{font-size:1.2em;margin-top:1.6em;border-bottom:1px solid #
 table{border-collapse:collapse;font-size:12px;margin:.5em 0}
 th,td{border:1px solid #ddd;padding:2px 6px;text-align:left}th{background:#f3f3f3}td.n{text-align:right}
 td.regressed,td.ref-fail,td.fail{background:#f8c9c4}td.improved{background:#cdeccd}
+#headline table{font-size:13px}#headline td{padding:3px 8px}
 pre{background:#f6f6f6;padding:.6em;font-size:12px;white-space:pre-wrap}
-pre.FAIL{border-left:4px solid #c0392b}pre.PASS{border-left:4px solid #27ae60}
-.note{color:#666;font-size:12px}
+.note{color:#666;font-size:12px}.trend{font-size:14px}
 .verdict{font-size:1.3em;font-weight:bold;padding:.4em .6em}.verdict.PASS{background:#d5f0d5}
-.verdict.FAIL{background:#f8c9c4}
+.verdict.FAIL{background:#f8c9c4}.verdict.OTHER{background:#fbe7b5}
+details{margin:.5em 0}summary{cursor:pointer;font-weight:bold;font-size:1.05em;padding:.2em 0}
 """
+#: at most this many flagged trend lines on the page's top (the trend table has all)
+TREND_LINES = 10
 
 
-def _table(df, index=False, limit=None):
+def _table(df, index=False, limit=None, table_id=None):
     if df is None or df.empty:
         return '<p class="note">nothing to show</p>'
     if "pair" in df and df["pair"].isna().all():
@@ -275,7 +279,7 @@ def _table(df, index=False, limit=None):
     if limit and len(df) > limit:
         more = f'<p class="note">first {limit} of {len(df)} rows; the CSV has all</p>'
         df = df.head(limit)
-    text = df.to_html(index=index, na_rep="", border=0,
+    text = df.to_html(index=index, na_rep="", border=0, table_id=table_id,
                       float_format=lambda x: f"{x:.0f}" if abs(x) >= 1000 else f"{x:.4g}", escape=True)
     text = re.sub(r"<td>([-+]?[\d.]+(e[-+]?\d+)?%?)</td>", r'<td class="n">\1</td>', text)
     return re.sub(r"<td>(regressed|improved|ref-fail|fail)</td>", r'<td class="\1">\1</td>', text) + more
@@ -298,30 +302,57 @@ def _csv_link(path):
     return f'<a download="{name}" href="data:text/csv;base64,{data}">{name}</a>'
 
 
-def page(path, *, title, health_text, plot_sections, tables, csv_files, problems, files, paper_line="",
-         lead=0):
-    """tables: [(heading, html, note)]; the first ``lead`` of them come before the plots."""
-    status = "PASS" if health_text.startswith("gpucomm health: PASS") else "FAIL"
-    verdict = health_text.split("\n", 1)[0].replace("gpucomm health: ", "")
+def _section(ident, heading, body, note=""):
+    return (f'<section id="{ident}"><h2>{html.escape(heading)}</h2>'
+            + (f'<p class="note">{html.escape(note)}</p>' if note else "") + body + "</section>")
+
+
+def _folded(heading, body, note="", open_=False):
+    return (f"<details{' open' if open_ else ''}><summary>{html.escape(heading)}</summary>"
+            + (f'<p class="note">{html.escape(note)}</p>' if note else "") + body + "</details>")
+
+
+def _failed(status, failed):
+    """What ReFrame failed (tables.failures), one row each; one line where nothing did."""
+    if len(failed):
+        show = failed.assign(**{"system:partition": failed["system"] + ":" + failed["partition"]})
+        return _table(show[["nodes", "system:partition", "test", "environ", "problem"]])
+    if status == "PASS":
+        return "<p>Nothing failed: ReFrame passed every test case of this run that was not skipped.</p>"
+    return "<p>No test case was judged (see the verdict above).</p>"
+
+
+def page(path, *, title, status, verdict, failed, trend, health_text, headline, plot_sections, folded,
+         csv_files, problems, files):
+    """The report's page, in the order a site engineer reads it: ReFrame's verdict (``status``:
+    tables.verdict's) and what failed (``failed``: tables.failures), the trend in words (``trend``:
+    [sentence, flagged lines]), the input problems, the headline table (``headline``: (html,
+    note)), the plots (``plot_sections``: [(heading, [png])]), then the long tables folded
+    (``folded``: [(heading, html, note)]) and the CSVs."""
+    kind = status if status in ("PASS", "FAIL") else "OTHER"
     parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
              f"<style>{CSS}</style></head><body><h1>{html.escape(title)}</h1>",
-             f'<p class="verdict {status}">Verdict (ReFrame\'s): {html.escape(verdict)}</p>',
-             f'<h2>Health</h2><pre class="{status}">{html.escape(health_text)}</pre>']
-    if paper_line:
-        parts.append(f'<p class="note">{html.escape(paper_line)}</p>')
+             f'<p id="verdict" class="verdict {kind}">Verdict (ReFrame\'s): {html.escape(verdict)}</p>']
+    sentence, flagged = (trend[0], trend[1:]) if trend else ("", [])
+    more = (f'<p class="note">{len(flagged) - TREND_LINES} more in the trend table below</p>'
+            if len(flagged) > TREND_LINES else "")
+    trend_html = (f'<p class="trend">{html.escape(sentence)}</p>' if sentence else "") + \
+        ("<ul>" + "".join(f"<li>{html.escape(t)}</li>" for t in flagged[:TREND_LINES]) + "</ul>" + more
+         if flagged else "")
+    parts.append(_section("failed", "What failed", _failed(status, failed) + trend_html
+                          + _folded("Health summary per node (health.txt, the mail)",
+                                    f"<pre>{html.escape(health_text)}</pre>")))
     if problems:
-        parts.append("<h2>Input problems</h2><ul>" +
-                     "".join(f"<li>{html.escape(p)}</li>" for p in problems) + "</ul>")
-    def table(heading, body, note):
-        parts.append(f"<h2>{html.escape(heading)}</h2>" + (f'<p class="note">{html.escape(note)}</p>' if note else "")
-                     + body)
-
-    for t in tables[:lead]:
-        table(*t)
-    for heading, pngs in plot_sections:
-        parts.append(f"<h2>{html.escape(heading)}</h2><div class='plots'>" + "".join(map(_img, pngs)) + "</div>")
-    for t in tables[lead:]:
-        table(*t)
+        items = "<ul>" + "".join(f"<li>{html.escape(p)}</li>" for p in problems) + "</ul>"
+        parts.append(f'<section id="problems">'
+                     + _folded(f"Input problems ({len(problems)}): the rest of the report still renders",
+                               items, open_=len(problems) <= 3) + "</section>")
+    parts.append(_section("headline", "This run at a glance", headline[0], headline[1]))
+    parts.append('<div id="plots">' + "".join(
+        f"<h2>{html.escape(heading)}</h2><div class='plots'>" + "".join(map(_img, pngs)) + "</div>"
+        for heading, pngs in plot_sections) + "</div>")
+    parts.append('<section id="tables"><h2>Tables</h2>'
+                 + "".join(_folded(*t) for t in folded) + "</section>")
     parts.append("<h2>Data</h2><p>CSV (embedded): " + " &middot; ".join(map(_csv_link, csv_files)) + "</p>")
     kinds = pd.Series([k for _, k, _ in files]).value_counts()
     parts.append(f'<p class="note">{len(files)} input files read: '

@@ -1,25 +1,27 @@
-"""The report's tables: this run's sweeps, this run vs the paper, vs native tools, vs earlier runs,
-and the per-node health summary."""
+"""The report's tables: ReFrame's verdict and what it failed, the headline (this run at a glance),
+this run's sweeps, this run vs the paper, vs native tools, vs earlier runs (and that trend in
+words), and the per-node health summary."""
 
 import fnmatch
 
 import pandas as pd
 
-from ...constants import (EXIT_OK, EXIT_REPORT_DRY_RUN, EXIT_REPORT_FAIL, EXIT_REPORT_NO_VERDICT,
-                          EXIT_REPORT_NOTHING_RAN, METHODS, PAPER_METHOD)
+from ...constants import (ALLREDUCE, ALLTOALL, CCL, EXIT_OK, EXIT_REPORT_DRY_RUN, EXIT_REPORT_FAIL,
+                          EXIT_REPORT_NO_VERDICT, EXIT_REPORT_NOTHING_RAN, GPU_AWARE_MPI, HOST, METHODS,
+                          MULTI_PINGPONG, OPERATIONS, PAPER_METHOD, PINGPONG)
 from ...sizes import size_label
 from .inputs import CASE_KEY
 
 #: our method -> the paper CSV's method (ipc-copy is the paper's device_copy, host its host_mpi)
 PAPER_METHODS = PAPER_METHOD
 #: our operation -> the paper CSV's operation (multi ping-pong is the paper's inter-node ping-pong)
-PAPER_OPS = {"pingpong": "pingpong", "multi-pingpong": "pingpong", "allreduce": "allreduce",
-             "alltoall": "alltoall"}
+PAPER_OPS = {PINGPONG: "pingpong", MULTI_PINGPONG: "pingpong", ALLREDUCE: "allreduce",
+             ALLTOALL: "alltoall"}
 #: native tool (any method that is not one of ours) -> our methods it is compared with;
 #: a tool not listed here is compared with every method that measured the same op and size
-NATIVE_PAIRS = {"nccl-tests": ("ccl",), "nccl-tests-g": ("ccl",), "rccl-tests": ("ccl",),
-                "rccl-tests-g": ("ccl",), "osu": ("gpu-aware-mpi",), "osu-host": ("host",),
-                "osu-xccl": ("ccl",)}
+NATIVE_PAIRS = {"nccl-tests": (CCL,), "nccl-tests-g": (CCL,), "rccl-tests": (CCL,),
+                "rccl-tests-g": (CCL,), "osu": (GPU_AWARE_MPI,), "osu-host": (HOST,),
+                "osu-xccl": (CCL,)}
 PAPER_COLUMNS = {"system", "scope", "operation", "method", "gpu_pair", "nodes", "ranks", "size_bytes",
                  "goodput_gbps_mean", "goodput_gbps_median", "source_figure"}
 
@@ -118,7 +120,7 @@ def paper_curves(cur, paper, mapping=(), stat="median"):
 
 def paper_pivot(table):
     """One row per (partition, op, method, size): ours, then paper GB/s and ratio per paper system;
-    only points of the same rank count (the headline: like for like)."""
+    only points of the same rank count (like for like)."""
     if table.empty:
         return table
     table = table[table["comparable"].astype(bool)]
@@ -186,7 +188,7 @@ def vs_native(cur):
 
 #: a native tool's operation -> ours where the names differ (nccl-tests sendrecv: both ranks send
 #: at once, beside our ping-pong, as bench/side_by_side.py pairs them)
-NATIVE_OPS = {"sendrecv": "pingpong"}
+NATIVE_OPS = {"sendrecv": PINGPONG}
 #: native tools whose layout differs from our checks' (one process driving every GPU)
 NATIVE_LAYOUT = {"nccl-tests-g": "one process, every GPU (-g)", "nccl-tests": "", "osu-xccl": ""}
 
@@ -343,7 +345,79 @@ def verdict(cases, sessions=None):
     return PASS, f"ReFrame passed all {len(ran)} test cases run{tail}"
 
 
-def health(cases, comparison, window=5, sessions=None):
+def failures(cases, comparison):
+    """What ReFrame failed in this run, one row per problem: a test case that failed (its phase
+    and reason) and a perf variable outside its ReFrame reference (its value and bounds); columns
+    CASE_KEY, nodes and problem (the sentence health() and the page show)."""
+    cols = CASE_KEY + ["nodes", "problem"]
+    cur = newest(cases, CASE_KEY)
+    ref_fail = comparison[comparison["status"] == "ref-fail"] if len(comparison) else comparison
+    rows = []
+    for _, case in cur[cur["result"] != "skip"].iterrows():
+        if str(case["result"]) not in GOOD_RESULTS:
+            phase = f" in {case['fail_phase']}" if pd.notna(case["fail_phase"]) else ""
+            reason = f": {case['fail_reason']}" if pd.notna(case["fail_reason"]) else ""
+            rows.append([*case[CASE_KEY], case["nodes"], f"{case['result']}{phase}{reason}"])
+        for _, row in ref_fail[(ref_fail[CASE_KEY] == case[CASE_KEY]).all(axis=1)].iterrows():
+            rows.append([*case[CASE_KEY], case["nodes"], f"{row['var']} = {_fmt(row['value'], row['unit'])} "
+                         f"outside its ReFrame reference{_ref_text(row)}"])
+    return pd.DataFrame(rows, columns=cols)
+
+
+#: the first words of the trend's line: it never decides the verdict
+TREND = "trend (information, not the verdict)"
+#: the trend's statuses that moved beyond their bound, listed one per line
+FLAGGED = ("regressed", "improved")
+
+
+def _n(count, one, many):
+    return f"{count} {one if count == 1 else many}"
+
+
+#: comparison status -> how the trend line counts it (singular, plural), in the line's order
+TREND_WORDS = {
+    "regressed": ("got worse beyond its bound", "got worse beyond their bounds"),
+    "improved": ("got better beyond its bound", "got better beyond their bounds"),
+    "ok": ("within its bound", "within their bounds"),
+    "no bound": ("with no bound to judge a change by (no ReFrame reference, no --tolerance)",) * 2,
+    "ref-fail": ("outside its ReFrame reference (ReFrame's verdict)",
+                 "outside their ReFrame reference (ReFrame's verdict)"),
+    "new": ("new: no earlier run to compare with",) * 2,
+}
+
+
+def trend_words(comparison):
+    """The trend against earlier runs in words: what the comparison found, not its statuses."""
+    n = len(comparison)
+    if n == 0:
+        return f"{TREND}: this run has no perf values to compare with earlier runs."
+    runs = comparison["runs"]
+    if not (runs > 0).any():
+        return (f"{TREND}: first run: no earlier run of these test cases among the inputs; "
+                f"{'its one perf value has' if n == 1 else f'none of its {n} perf values has'} anything to "
+                "compare with yet (give earlier runs as inputs or with --history).")
+    counts = comparison["status"].value_counts()
+    seen = runs[runs > 0]
+    against = ("the run before" if seen.max() == 1 else
+               f"the median of the {seen.max()} runs before" if seen.nunique() == 1 else
+               f"the median of up to {seen.max()} runs before")
+    parts = [_n(counts[status], *words) for status, words in TREND_WORDS.items() if counts.get(status, 0)]
+    return f"{TREND}: {_n(n, 'perf value', 'perf values')} against {against}: " + "; ".join(parts) + "."
+
+
+def trend_flagged(comparison):
+    """One sentence per perf variable that moved beyond its bound (FLAGGED), in compare()'s order
+    (the regressions first)."""
+    if not len(comparison):
+        return []
+    flagged = comparison[comparison["status"].isin(FLAGGED)]
+    return [f"{row['status']}: {row['test']} [{row['environ']}]: {row['var']} = "
+            f"{_fmt(row['value'], row['unit'])}, {row['change']:+.0%} vs {_fmt(row['baseline'], row['unit'])} ("
+            + ("the run before" if row["runs"] == 1 else f"median of {row['runs']} earlier runs")
+            + f"; bound {row['tolerance']:.1%} from the {row['bound_from']})" for _, row in flagged.iterrows()]
+
+
+def health(cases, comparison, sessions=None):
     """Plain text for a cron mail: ReFrame's verdict, one PASS/FAIL line per node with the failing
     checks below it, then the trend against earlier runs (information only)."""
     status, reason = verdict(cases, sessions)
@@ -351,17 +425,10 @@ def health(cases, comparison, window=5, sessions=None):
     when = pd.to_datetime(cur["time"].max(), unit="s", utc=True) if len(cur) else pd.NaT
     when = "" if pd.isna(when) else f", run of {when.strftime('%Y-%m-%d %H:%M UTC')}"
     lines = [f"gpucomm health: {status} ({reason}){when}"]
-    ref_fail = comparison[comparison["status"] == "ref-fail"] if len(comparison) else comparison
+    failed = failures(cases, comparison)
     per_node = {}
     for _, case in cur[cur["result"] != "skip"].iterrows():
-        why = []
-        if str(case["result"]) not in GOOD_RESULTS:
-            phase = f" in {case['fail_phase']}" if pd.notna(case["fail_phase"]) else ""
-            reason = f": {case['fail_reason']}" if pd.notna(case["fail_reason"]) else ""
-            why.append(f"{case['result']}{phase}{reason}")
-        for _, row in ref_fail[(ref_fail[CASE_KEY] == case[CASE_KEY]).all(axis=1)].iterrows():
-            why.append(f"{row['var']} = {_fmt(row['value'], row['unit'])} outside its ReFrame reference"
-                       + _ref_text(row))
+        why = failed[(failed[CASE_KEY] == case[CASE_KEY]).all(axis=1)]["problem"]
         for node in str(case["nodes"]).split(","):
             entry = per_node.setdefault((node, f"{case['system']}:{case['partition']}"), [0, []])
             entry[0] += 1
@@ -371,17 +438,74 @@ def health(cases, comparison, window=5, sessions=None):
                      + (f", {len(why)} problems" if why else ""))
         lines += [f"      {w}" for w in why]
     if len(comparison):
-        flagged = comparison[comparison["status"].isin(["regressed", "improved"])]
-        counts = comparison["status"].value_counts()
-        lines.append(f"trend (information, not the verdict): {len(comparison)} perf variables vs the median of "
-                     f"up to {window} earlier runs, flagged beyond their reference's bound: "
-                     + ", ".join(f"{n} {s}" for s, n in counts.items()))
-        for _, row in flagged.iterrows():
-            lines.append(f"      {row['status']}: {row['test']} [{row['environ']}]: {row['var']} = "
-                         f"{_fmt(row['value'], row['unit'])}, {row['change']:+.0%} vs "
-                         f"{_fmt(row['baseline'], row['unit'])} (median of {row['runs']} earlier runs; "
-                         f"bound {row['tolerance']:.1%} from the {row['bound_from']})")
+        lines.append(trend_words(comparison))
+        lines += [f"      {w}" for w in trend_flagged(comparison)]
     return "\n".join(lines) + "\n"
+
+
+def _ratios(df, by, value):
+    """'ratio by' per distinct ``by`` (median over pairs and tests), joined: '1.00 nccl-tests; ...'."""
+    if df is None or df.empty:
+        return ""
+    med = df.groupby(by)[value].median().dropna()
+    return "; ".join(f"{r:.2f} {name}" for name, r in med.items())
+
+
+#: the headline's columns (tables.headline), in the page's words
+HEADLINE_COLUMNS = ["system:partition", "op", "method", "environ", "8 B latency (us)", "largest size",
+                    "goodput (GB/s)", "vs native tool", "vs paper", "vs reference"]
+
+
+def headline(cur, comparison, native_t, native_p, paper_t):
+    """This run at a glance, one row per partition, operation and method of ours: the median time
+    at 8 B, the goodput at the largest size, and that goodput's ratio (ours / theirs) to the native
+    tools (per size, else their perf variable at that size), to the paper (same rank count only)
+    and to ReFrame's reference of the perf variable at that size, where each exists.  Each row is
+    the test case whose sweep reaches the largest size (GPU pairs: their median)."""
+    ours = cur[cur["method"].isin(METHODS) & (cur["size"] > 0)] if len(cur) else cur
+    if ours.empty:
+        return pd.DataFrame(columns=HEADLINE_COLUMNS)
+    op_order = {op: i for i, op in enumerate(OPERATIONS)}
+    method_order = {m: i for i, m in enumerate(METHODS)}
+    rows = []
+    for (system, partition, environ, op, method), g in ours.groupby(
+            ["system", "partition", "environ", "op", "method"], dropna=False):
+        span = g.groupby("test")["size"].agg(["max", "nunique"]).sort_values(["max", "nunique"])
+        test = span.index[-1]
+        by_size = g[g["test"] == test].groupby("size")[["time_us", "goodput_GBps"]].median()
+        top = int(by_size.index.max())
+        label = size_label(top)
+        at = dict(system=system, partition=partition, op=op, method=method)
+
+        def where(df, **extra):
+            if df is None or df.empty:
+                return df
+            keep = pd.Series(True, index=df.index)
+            for col, value in {**at, **extra}.items():
+                keep &= df[col] == value
+            return df[keep]
+
+        native = _ratios(where(native_t, size=top), "tool", "goodput_ratio") or \
+            _ratios(where(native_p, test=test, var=f"goodput_{label}"), "tool", "ratio")
+        paper = where(paper_t, size=top)
+        paper = _ratios(paper[paper["comparable"].astype(bool)], "paper_system", "ratio") if len(paper) else ""
+        ref = comparison[(comparison[CASE_KEY] == [system, partition, environ, test]).all(axis=1)
+                         & comparison["var"].isin([f"goodput_{label}", f"{method}_goodput_{label}"])] \
+            if len(comparison) else comparison
+        ref = ref[pd.to_numeric(ref["ref"], errors="coerce").fillna(0) != 0] if len(ref) else ref
+        vs_ref = ""
+        if len(ref):
+            row = ref.iloc[0]
+            vs_ref = f"{row['value'] / row['ref']:.2f}" + (" (outside)" if row["status"] == "ref-fail" else "")
+        rows.append({"system:partition": f"{system}:{partition}", "op": op, "method": method, "environ": environ,
+                     "8 B latency (us)": by_size["time_us"].get(8), "largest size": label,
+                     "goodput (GB/s)": by_size["goodput_GBps"].get(top), "vs native tool": native,
+                     "vs paper": paper, "vs reference": vs_ref,
+                     "_o": (system, partition, op_order.get(op, 99), op, method_order[method], str(environ))})
+    out = pd.DataFrame(rows).sort_values("_o").drop(columns="_o")
+    if out["environ"].nunique() <= 1:
+        out = out.drop(columns="environ")
+    return out.reset_index(drop=True)
 
 
 def _ref_text(row):

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from gpucomm.constants import EXIT_BAD_INPUT, EXIT_VALIDATION
-from gpucomm.contract import read_run
+from gpucomm.contract import ERROR_PREFIX, read_run
 from gpucomm.metrics import aggressor_GBps
 from gpucomm.payload.ops.aggressor import Aggressor
 
@@ -17,7 +17,7 @@ K64 = 64 << 10
 
 
 def one_error(run):
-    lines = [ln for ln in run.stderr.splitlines() if "gpucomm: error:" in ln]
+    lines = [ln for ln in run.stderr.splitlines() if ERROR_PREFIX in ln]
     assert "Traceback" not in run.stderr and len(lines) == 1, run.stderr
     return lines[0]
 

@@ -7,10 +7,11 @@ import json
 import pytest
 
 from gpucomm.constants import EXIT_BAD_INPUT, EXIT_TIMEOUT, EXIT_VALIDATION
+from gpucomm.contract import ERROR_PREFIX
 
 
 def one_error(run):
-    lines = [ln for ln in run.stderr.splitlines() if "gpucomm: error:" in ln]
+    lines = [ln for ln in run.stderr.splitlines() if ERROR_PREFIX in ln]
     assert "Traceback" not in run.stderr
     assert "internal error" not in run.stderr
     assert len(lines) == 1, run.stderr

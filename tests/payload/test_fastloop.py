@@ -11,7 +11,7 @@ import pytest
 
 from gpucomm.constants import (EXIT_BAD_INPUT, EXIT_CAPABILITY, EXIT_VALIDATION, LOOP_AUTO, LOOP_ENV,
                                LOOP_MPI4PY, LOOP_NUMBA_MPI)
-from gpucomm.contract import TIMED_LOOP, TIMED_LOOP_NOTE, read_run
+from gpucomm.contract import ERROR_PREFIX, TIMED_LOOP, TIMED_LOOP_NOTE, read_run
 from gpucomm.errors import GpucommError
 from gpucomm.payload import fastloop
 
@@ -95,7 +95,7 @@ def test_fallback_without_numba_mpi(mpirun, tmp_path):
     assert f"timed-loop={LOOP_MPI4PY} (numba-mpi is not installed" in run.stdout
     run = mpirun(2, "pingpong", "--method", "host", "--sizes", "8", "--loop", LOOP_NUMBA_MPI, extra_env=env)
     assert run.returncode == EXIT_CAPABILITY
-    assert "gpucomm: error: --loop numba-mpi: numba-mpi is not installed" in run.stderr
+    assert f"{ERROR_PREFIX} --loop numba-mpi: numba-mpi is not installed" in run.stderr
     assert "Traceback" not in run.stderr
 
 

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from gpucomm.contract import ERROR_PREFIX
+
 STANDIN = (Path(__file__).parents[1] / "device_standin.py")
 
 
@@ -17,7 +19,7 @@ STANDIN = (Path(__file__).parents[1] / "device_standin.py")
 def test_device_buffers_refused_before_the_call(mpirun, level, op, refused):
     run = mpirun.script(2, STANDIN, op, env={"GPUCOMM_GPU_AWARE_MPI": level})
     assert run.returncode == 3, run.stdout + run.stderr
-    lines = [ln for ln in run.stderr.splitlines() if "gpucomm: error:" in ln]
+    lines = [ln for ln in run.stderr.splitlines() if ERROR_PREFIX in ln]
     assert len(lines) == 1 and refused in lines[0], run.stderr
     assert "GPUCOMM-RESULT" not in run.stdout and "Traceback" not in run.stderr
 

@@ -14,7 +14,7 @@ from gpucomm.payload.backend import NumpyBackend, pattern_seed
 from gpucomm.errors import GpucommError
 from gpucomm.metrics import algbw_GBps, busbw_GBps, goodput_GBps, time_stats_us
 from gpucomm.site.probe import slug
-from gpucomm.contract import read_run as read_records
+from gpucomm.contract import ERROR_PREFIX, read_run as read_records
 from gpucomm.sizes import parse_size, parse_sizes, size_label
 from gpucomm.payload.topology import parse_nvlink_status
 
@@ -207,7 +207,7 @@ def test_corrupted_element_fails_naming_size_and_rank(mpirun, op, rank, size, wo
     assert run.returncode != 0
     records, summary = records_of(run.stdout)
     assert summary["ok"] is False and sorted(records) == [8]  # nothing after the bad size
-    msg = [ln for ln in run.stderr.splitlines() if "gpucomm: error:" in ln]
+    msg = [ln for ln in run.stderr.splitlines() if ERROR_PREFIX in ln]
     assert len(msg) == 1 and all(w in msg[0] for w in words), run.stderr
     assert "Traceback" not in run.stderr
 
@@ -237,7 +237,7 @@ def test_plausibility_guard(mpirun):
 def test_bad_input_is_one_line_and_nonzero(mpirun, ranks, args, message):
     run = mpirun(ranks, *args)
     assert run.returncode != 0
-    lines = [ln for ln in run.stderr.splitlines() if "gpucomm: error:" in ln]
+    lines = [ln for ln in run.stderr.splitlines() if ERROR_PREFIX in ln]
     assert len(lines) == 1, run.stderr  # printed once, not once per rank
     assert message in lines[0]
     assert "Traceback" not in run.stderr

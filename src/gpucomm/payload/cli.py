@@ -8,6 +8,7 @@ import time
 
 from .. import __version__
 from ..constants import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, LOOP_AUTO, LOOP_CHOICES, LOOP_ENV, METHODS
+from ..contract import ERROR_PREFIX
 from ..errors import GpucommError
 from ..sizes import parse_sizes
 from .topology import env_rank
@@ -18,7 +19,7 @@ def _early_error(message, code=EXIT_BAD_INPUT):
     ranks wait a moment so the launcher does not end rank 0 before its line is out."""
     rank = env_rank() or 0
     if rank == 0:
-        print(f"gpucomm: error: {message}", file=sys.stderr, flush=True)
+        print(f"{ERROR_PREFIX} {message}", file=sys.stderr, flush=True)
     else:
         time.sleep(2)
     return code
@@ -125,11 +126,11 @@ def build_parser():
                        help="end the run (every rank, exit 124) if it lasts longer; 0 or unset: no limit")
         s.add_argument("--allow-shared-gpu", action="store_true",
                        help="allow two ranks of a node on one GPU")
-        if getattr(OPS[name], "windowed", False):
+        if OPS[name].windowed:
             s.add_argument("--window", type=_positive_int, default=None, metavar="W",
                            help="messages sent back to back before the receiver's acknowledgement "
                                 "(osu_bw's -W; default 64)")
-        if getattr(OPS[name], "sustained", False):
+        if OPS[name].sustained:
             _sustained_arguments(s)
         s.add_argument("--quiet", action="store_true", help="no human table, JSON records only")
         s.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
@@ -141,11 +142,12 @@ SUSTAINED_OPTIONS = ("duration", "target_bandwidth", "pattern", "ready_file", "s
 
 
 def _sustained_arguments(s):
+    from .ops.aggressor import PATTERNS, STREAMS
     s.add_argument("--duration", type=_positive_seconds, default=10.0, metavar="SECONDS",
                    help="seconds of traffic (one timed sample; default 10)")
     s.add_argument("--target-bandwidth", type=_bandwidth, default=0.0, metavar="GBPS",
                    help="pace each rank's sends to GBPS (GB/s); 0: as fast as possible (default)")
-    s.add_argument("--pattern", choices=("streams", "alltoall"), default="streams",
+    s.add_argument("--pattern", choices=PATTERNS, default=STREAMS,
                    help="streams: rank i of node k exchanges with rank i of node k+N/2, both "
                         "directions; alltoall: every rank to every rank (default streams)")
     s.add_argument("--ready-file", metavar="FILE",
@@ -206,10 +208,10 @@ def _fail(message, code, collective):
     comm = MPI.COMM_WORLD
     if collective:
         if comm.rank == 0:
-            print(f"gpucomm: error: {message}", file=sys.stderr, flush=True)
+            print(f"{ERROR_PREFIX} {message}", file=sys.stderr, flush=True)
         comm.Barrier()
         return code
-    print(f"gpucomm: error: rank {comm.rank}: {message}", file=sys.stderr, flush=True)
+    print(f"{ERROR_PREFIX} rank {comm.rank}: {message}", file=sys.stderr, flush=True)
     if comm.size > 1:
         comm.Abort(code)
     return code

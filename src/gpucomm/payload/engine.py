@@ -1,31 +1,40 @@
 """The payload engine: one timing loop, warm-up, validation, statistics and output for every
-(operation, method) pair."""
+(operation, method) pair.
+
+``run`` checks the request, locates the ranks (``context.locate``) and runs each method in
+turn: ``_set_up`` (backend, ``context.make_context``, the method, the operation, buffers,
+timer, the meta of ``payload.meta``), then ``_measure`` per (size, case) of the operation:
+warm-up, the timed samples, validation, the record and the guard.  The engine reads a method
+and an operation only through what ``methods.base.Method`` and ``ops.base.Operation`` declare.
+"""
 
 import os
-import socket
 import time
 from dataclasses import dataclass, replace
 from typing import List, Optional
 
 import numpy as np
 
-from .. import __version__
-from ..constants import LOOP_AUTO
-from ..contract import TIMED_LOOP, TIMED_LOOP_NOTE
-from .backend import make_backend
+from ..constants import CCL, LOOP_AUTO
 from ..errors import CapabilityError, GpucommError, PlausibilityError, ValidationError, collective
 from ..metrics import time_stats_us
-from .methods import get_method
-from .ops import get_operation
-from .timers import make_timer
+from .backend import make_backend
+from .context import Context, locate, make_context
 from .faults import check_requests, corruption_request, hang_exits, hang_request
+from .meta import nominal_limit, process_age_s, run_meta, timed_loop_fields
+from .methods import get_method
+from .methods.base import Method
+from .ops import get_operation
+from .ops.base import Operation
 from .output import Output
+from .timers import device_timed, make_timer
 from .watchdog import Watchdog
-from .topology import (cray_xname, emulated_nodes, local_rank, nominal_gpu_link_GBps,
-                       nominal_pcie_GBps, placement_of, topology_addr)
+
 
 @dataclass
 class RunConfig:
+    """A launch's options (payload.cli builds them from the command line)."""
+
     op: str
     method: str
     sizes: List[int]
@@ -64,8 +73,8 @@ def default_batch(size, iters):
     OSU and nccl-tests time their loops: a barrier's skew (ranks leave it up to a microsecond
     apart) and the timer's own cost are paid once per sample instead of once per iteration.
     Large messages run a few per sample too: a barrier, a stream synchronisation and the timer
-    in every sample cost about 7 us, 4 % of a 64 MiB NVLink transfer (the results README has
-    the measurement).  At least 10 samples remain for the spread."""
+    in every sample cost about 7 us, 4 % of a 64 MiB NVLink transfer.  At least 10 samples
+    remain for the spread."""
     batch = 20 if size <= 64 << 10 else 4 if size <= 1 << 20 else 5
     return max(1, min(batch, iters // 10))
 
@@ -90,22 +99,6 @@ def budget_spent(comm, t_start, budget, done):
     if not budget or done < BUDGET_MIN_SAMPLES:
         return False
     return comm.allreduce(int(time.perf_counter() - t_start > budget)) > 0  # default op: sum
-
-
-class Context:
-    """What methods and operations share: communicator, backend, buffers, placement."""
-
-    def __init__(self, comm, MPI, backend):
-        self.comm, self.MPI, self.backend = comm, MPI, backend
-        self.rank, self.nranks = comm.rank, comm.size
-        self.sendbuf = self.recvbuf = None
-
-    def peers(self):
-        return [r for r in range(self.nranks) if r != self.rank]
-
-    def same_host(self, rank):
-        """Whether ``rank`` runs on this rank's physical node (shared memory, GPU peer access)."""
-        return self.host_node_of[rank] == self.host_node
 
 
 def agree(comm, error):
@@ -139,22 +132,6 @@ def _choose_backend(cfg, method_cls):
     return cfg.backend
 
 
-def _nominal_limit(cfg, method, backend, ctx, op):
-    """The guard's limit (GB/s, None for none) and where it came from; same on every rank."""
-    if cfg.max_bandwidth is not None:
-        return (cfg.max_bandwidth or None), "--max-bandwidth"
-    links = op.parallel_links
-    limit, source = None, "none"
-    if backend.is_device and ctx.rank == 0 and hasattr(backend, "pci_bus_id") and not backend.is_hip:
-        if method == "staging":
-            limit, source = nominal_pcie_GBps(backend.pci_bus_id()), "nvidia-smi PCIe link"
-        else:
-            limit, source = nominal_gpu_link_GBps(backend.pci_bus_id()), "nvidia-smi nvlink/PCIe"
-        if limit and links > 1:
-            limit, source = limit * links, f"{source} x {links} pairs"
-    return ctx.comm.bcast((limit, source if limit else "none"), root=0)
-
-
 def run(cfg):
     """Run one operation over cfg.sizes with one method, or with several in turn (cfg.method
     'a,b,c': one launch for a sweep; a method this machine cannot do is skipped with its reason
@@ -178,22 +155,14 @@ def run(cfg):
     if cfg.json_path:  # before the first size: a path that cannot be written is bad input now
         _collective(lambda: _writable(cfg.json_path) if comm.rank == 0 else None, comm)
 
-    # the node of a rank: its MPI shared-memory domain (its host), or with --ranks-per-node K
-    # its group of K consecutive ranks (a multi-node run emulated on one machine)
-    lrank, lsize, host_node = local_rank(comm, MPI)
-    node_of = None
-    if cfg.ranks_per_node:
-        node_of = emulated_nodes(comm.size, cfg.ranks_per_node)
-        if node_of is None:
-            raise collective(GpucommError(f"--ranks-per-node {cfg.ranks_per_node} does not divide "
-                                          f"the {comm.size} ranks into whole nodes"))
+    where = locate(comm, MPI, cfg.ranks_per_node)
     out = Output(cfg, comm.rank == 0)
     status = {}
     try:
         for name in methods:
             one = replace(cfg, method=name, sweep=len(methods) > 1)
             try:
-                _run_method(one, comm, MPI, (lrank, lsize, host_node, node_of), out, dog)
+                _run_method(one, comm, MPI, where, out, dog)
             except CapabilityError as exc:
                 if len(methods) == 1 or not getattr(exc, "collective", False):
                     raise
@@ -211,192 +180,200 @@ def run(cfg):
     return 0
 
 
-def process_age_s():
-    """Seconds since this process started (Linux /proc; None elsewhere): the launcher's, the
-    interpreter's and the imports' share of a launch, in the first method's meta."""
-    try:
-        with open("/proc/self/stat") as fp:
-            start_ticks = float(fp.read().rsplit(")", 1)[1].split()[19])
-        with open("/proc/uptime") as fp:
-            uptime = float(fp.read().split()[0])
-        return round(uptime - start_ticks / os.sysconf("SC_CLK_TCK"), 2)
-    except (OSError, ValueError, IndexError):
-        return None
+@dataclass
+class MethodRun:
+    """One method's run of the operation as its set-up (``_set_up``) leaves it: what every
+    size's measurement reads."""
+
+    cfg: RunConfig
+    ctx: Context
+    method: Method
+    op: Operation
+    timer: object                    # timers.HostTimer or DeviceTimer
+    out: Output
+    dog: Watchdog
+    meta: dict                       # the run's meta (Output.begin has it; a failed capture sets its graph)
+    loop: dict                       # meta.timed_loop_fields: in every record
+    limit: Optional[float]           # the guard's GB/s (None: no guard)
+    limit_source: str
+    use_graph: bool                  # time samples as graph launches (until a capture fails)
+    corrupt: Optional[tuple]         # test hooks (payload.faults): (rank, size) or None
+    hang: Optional[tuple]
 
 
 def _run_method(cfg, comm, MPI, where, out, dog):
     """One method's run of the operation over every size (and case)."""
+    run = _set_up(cfg, comm, MPI, where, out, dog)
+    try:
+        for size, case in run.op.cases(cfg.sizes):
+            _measure(run, size, case)
+    finally:
+        run.method.close()
+    if out.enabled and not cfg.quiet:
+        for line in run.op.summary([r for r in out.records if r["method"] == cfg.method]):
+            print(line)
+
+
+def _set_up(cfg, comm, MPI, where, out, dog):
+    """Collective: backend, context, method, operation, buffers, timer, the guard's limit and
+    the meta (Output.begin), in this order; the method's set-up seconds are the meta's."""
     t_setup, age = time.perf_counter(), process_age_s() if not out.metas else None
-    lrank, lsize, host_node, node_of = where
-    op_cls = get_operation(cfg.op)
-    method_cls = get_method(cfg.method)
+    op_cls, method_cls = get_operation(cfg.op), get_method(cfg.method)
     backend_name = _choose_backend(cfg, method_cls)
     dog.what = f"{cfg.op}/{cfg.method}"
-    backend = _collective(lambda: make_backend(backend_name, lrank), comm)
-    ctx = Context(comm, MPI, backend)
-    ctx.op_name = cfg.op
-    ctx.window = cfg.window
-    ctx.loop = cfg.loop
-    ctx.op_args = cfg.op_args or {}
-    ctx.local_rank, ctx.local_size, ctx.host_node = lrank, lsize, host_node
-
-    # placement: which device each rank drives; two ranks of one node on one GPU is an error
-    desc = backend.describe()
-    host = socket.gethostname()
-    placement = comm.allgather((host, host_node, desc.get("pci_bus_id", "host"),
-                                topology_addr(host), cray_xname()))
-    ctx.host_node_of = [p[1] for p in placement]
-    ctx.node_of = node_of or ctx.host_node_of
-    ctx.node = ctx.node_of[comm.rank]
-    if backend.is_device and not cfg.allow_shared_gpu:
-        seen = {}
-        for r, (host, nd, bus, _, _) in enumerate(placement):
-            if (nd, bus) in seen:
-                raise collective(GpucommError(
-                    f"ranks {seen[(nd, bus)]} and {r} both drive GPU {bus} on {host}: "
-                    "fix the GPU binding (or pass --allow-shared-gpu)"))
-            seen[(nd, bus)] = r
-
+    backend = _collective(lambda: make_backend(backend_name, where.local_rank), comm)
+    ctx = make_context(cfg, comm, MPI, backend, where)
     method = _collective(lambda: method_cls(ctx), comm)
     op = op_cls(ctx, method)
     ctx.comm_peers = op.peers()
-    send_bytes, recv_bytes = op.buffer_bytes(max(cfg.sizes))
-    _collective(lambda: _check_memory(backend, send_bytes + recv_bytes, lsize, max(cfg.sizes)), comm)
-    if hasattr(method, "allocate"):  # the method's own memory (nvshmem: its symmetric heap)
-        ctx.sendbuf, ctx.recvbuf = _collective(lambda: method.allocate(send_bytes, recv_bytes), comm)
-    else:
-        ctx.sendbuf = _collective(lambda: backend.empty(send_bytes), comm)
-        ctx.recvbuf = _collective(lambda: backend.empty(recv_bytes), comm)
+    _allocate(cfg, ctx, method, op)
     _collective(lambda: method.setup(ctx.sendbuf, ctx.recvbuf), comm)
-
     timer_name = cfg.timer
-    if cfg.sweep and not (backend.is_device and getattr(method, "device_timer", False)):
+    if cfg.sweep and not device_timed(backend, method):
         timer_name = "host"  # in a sweep, --timer device applies where the method allows it
     timer = make_timer(timer_name, backend, method)
     use_graph = _graph_wanted(cfg, method, backend)
-    limit, limit_source = _nominal_limit(cfg, cfg.method, backend, ctx, op)
-    meta = {"op": cfg.op, "method": cfg.method, "backend": desc["backend"], "nranks": comm.size,
-            **_node_meta(placement, ctx.node_of, cfg.ranks_per_node),
-            "devices": [p[2] for p in placement], "device_name": desc.get("name", "host"),
-            "mpi": MPI.Get_library_version().split(",")[0].strip().strip("\x00"), "gpucomm": __version__,
-            "nominal_GBps": limit, "nominal_source": limit_source, "graph": use_graph, "timer": timer.name,
-            "mpi_requests": getattr(method, "request_style", None),
-            "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            # where a launch's seconds go: the process's age when this method began its set-up
-            # (rank 0), and the set-up (backend, method, buffers) until its first size
-            "process_age_s": age,
-            "setup_s": round(time.perf_counter() - t_setup, 3)}
-    # the MPI methods: which timed loop runs (compiled or mpi4py's) and why not the compiled one
-    loop = {k: getattr(method, k) for k in (TIMED_LOOP, TIMED_LOOP_NOTE) if getattr(method, k, None)}
-    meta.update(loop)
-    if hasattr(method, "why"):
-        meta["gpu_aware_mpi"] = method.why
-    if getattr(method, "peer_sync", None):
-        meta["peer_sync"] = method.peer_sync
-    if hasattr(method, "meta"):
-        meta.update(method.meta())
-    meta.update(op.meta())
+    limit = nominal_limit(cfg, method, ctx, op)
+    meta = run_meta(cfg, ctx, method, op, timer, use_graph, limit, age, t_setup)
     out.begin(meta, op.case_label if op.has_cases else None)
-    corrupt = corruption_request()
-    hang = hang_request()
+    return MethodRun(cfg, ctx, method, op, timer, out, dog, meta, timed_loop_fields(method),
+                     *limit, use_graph, corruption_request(), hang_request())
 
+
+def _allocate(cfg, ctx, method, op):
+    """Collective: the context's send and receive buffers for the largest size, once they fit
+    this rank's memory: the method's own (Method.allocate), else the backend's."""
+    comm, backend, largest = ctx.comm, ctx.backend, max(cfg.sizes)
+    send_bytes, recv_bytes = op.buffer_bytes(largest)
+    _collective(lambda: _check_memory(backend, send_bytes + recv_bytes, ctx.local_size, largest), comm)
+    own = _collective(lambda: method.allocate(send_bytes, recv_bytes), comm)
+    if own is not None:
+        ctx.sendbuf, ctx.recvbuf = own
+    else:
+        ctx.sendbuf = _collective(lambda: backend.empty(send_bytes), comm)
+        ctx.recvbuf = _collective(lambda: backend.empty(recv_bytes), comm)
+
+
+def _measure(run, size, case):
+    """One record: prepare, warm-up, timed samples, validation, statistics, then the guard."""
+    cfg, comm, op, method = run.cfg, run.ctx.comm, run.op, run.method
+    op.select(case)
+    t_size = time.perf_counter()
+    iters = cfg.iters or op.fixed_iters or default_iters(size)
+    warmup = cfg.warmup if cfg.warmup is not None else max(2, iters // 10)
+    _collective(lambda: (op.prepare(size), method.prepare(size)), comm)
+    warm = _warm_up(run, size, warmup)
+    if cfg.budget and warmup:
+        iters = budget_iters(iters, cfg.budget, comm.allreduce(warm, op=run.ctx.MPI.MAX))
+    batch = min(cfg.batch, iters) if cfg.batch else default_batch(size, iters)
+    times, graphed = _timed_samples(run, size, batch, -(-iters // batch))
+    worst = op.reduce_times(times) * op.time_scale
+    if run.corrupt and run.corrupt == (comm.rank, size):
+        op.corrupt(size)
+    _collective(lambda: _raise_if(op.validate(size), ValidationError), comm)
+    stats = time_stats_us(worst)
+    samples = len(times)
+    rec = {"op": cfg.op, "method": cfg.method, "size": size, "iters": samples * batch,
+           "batch": batch, "samples": samples, "warmup": warmup, "nranks": run.ctx.nranks,
+           "time_us": stats, "validated": True, "graph": graphed,
+           "timer": run.timer.name, **run.loop, **case,
+           "wall_s": round(time.perf_counter() - t_size, 3)}
+    if run.meta.get("peer_sync"):
+        rec["peer_sync"] = run.meta["peer_sync"]
+    rec.update(op.metrics(size, stats["median"] * 1e-6))
+    best = op.metrics(size, stats["min"] * 1e-6)
+    rec["goodput_GBps_best"] = best["goodput_GBps"]
+    run.out.record(rec)
+    _guard(run, size, case, best["busbw_GBps"])
+
+
+def _warm_up(run, size, warmup):
+    """Untimed iterations, one per barrier (connections are made before any graph is
+    captured); the last one's seconds on this rank (0 without any)."""
+    comm, op, method, dog = run.ctx.comm, run.op, run.method, run.dog
+    warm = 0.0
+    for i in range(warmup):
+        dog.where = f"size {size} B, warm-up iteration {i}"
+        dog.waiting = "a barrier"
+        comm.Barrier()
+        dog.waiting = "an iteration's communication with its peers"
+        t0 = time.perf_counter()
+        op.step(size)
+        method.sync()
+        warm = time.perf_counter() - t0
+        dog.waiting = None
+    return warm
+
+
+def _timed_samples(run, size, batch, samples):
+    """The timed samples of one size: each ``batch`` iterations between a barrier and the
+    timer, as one graph launch where the method allows it; (each sample's seconds per
+    iteration on this rank, whether a graph ran them).  Fewer samples where --budget is spent.
+
+    A graph holds NCCL's captured work: ncclCommDestroy waits until every graph that captured
+    the communicator is gone, so none outlives its size (nor the method, on an error)."""
+    cfg, comm, op, timer, dog, hang = run.cfg, run.ctx.comm, run.op, run.timer, run.dog, run.hang
+    backend = run.ctx.backend
     graph = None
     try:
-        for size, case in op.cases(cfg.sizes):
-            op.select(case)
-            t_size = time.perf_counter()
-            iters = cfg.iters or getattr(op, "fixed_iters", None) or default_iters(size)
-            warmup = cfg.warmup if cfg.warmup is not None else max(2, iters // 10)
-            _collective(lambda: (op.prepare(size), method.prepare(size)), comm)
-            warm = 0.0
-            for i in range(warmup):  # untimed; the graph is captured after it (connections made)
-                dog.where = f"size {size} B, warm-up iteration {i}"
-                dog.waiting = "a barrier"
-                comm.Barrier()
-                dog.waiting = "an iteration's communication with its peers"
-                t0 = time.perf_counter()
-                op.step(size)
-                method.sync()
-                warm = time.perf_counter() - t0
-                dog.waiting = None
-            if cfg.budget and warmup:
-                iters = budget_iters(iters, cfg.budget, comm.allreduce(warm, op=MPI.MAX))
-            batch = min(cfg.batch, iters) if cfg.batch else default_batch(size, iters)
-            samples = -(-iters // batch)
-            graph = None
-            if use_graph:
-                graph, note = _capture(comm, backend, lambda: op.loop(size, batch))
-                if graph is None:
-                    if cfg.graph == "on":
-                        raise collective(CapabilityError(f"--graph on: {note}"))
-                    use_graph = meta["graph"] = False
-                    out.note(f"CUDA graph capture failed ({note}): timing the plain loop")
-                else:
-                    graph.launch(backend.stream)  # untimed: the graph's first launch uploads it
-                    method.sync()
-            times = np.empty(samples, dtype=np.float64)
-            t_timed = time.perf_counter()
-            for i in range(samples):
-                dog.where = f"size {size} B, sample {i} ({batch} iteration(s) each)"
-                dog.waiting = "the other ranks' word on the time budget"
-                if budget_spent(comm, t_timed, cfg.budget, i):
-                    samples, times = i, times[:i]
-                    break
-                dog.waiting = None
-                if hang == (comm.rank, size):  # test hook: this rank dies or stops answering
-                    if hang_exits():
-                        os._exit(9)
-                    time.sleep(1e6)
-                dog.waiting = "a barrier"
-                comm.Barrier()
-                dog.waiting = "the timed loop's communication with its peers"
-                timer.start()
-                if graph is not None:
-                    graph.launch(backend.stream)
-                else:
-                    op.loop(size, batch)
-                times[i] = timer.stop() / batch
-                dog.waiting = None
-            # a graph holds NCCL's captured work: ncclCommDestroy waits until every graph that
-            # captured the communicator is gone, so none may outlive its size
-            graphed, graph = graph is not None, None
-            worst = op.reduce_times(times) * op.time_scale
-            if corrupt and corrupt == (comm.rank, size):
-                op.corrupt(size)
-            _collective(lambda: _raise_if(op.validate(size), ValidationError), comm)
-            stats = time_stats_us(worst)
-            rec = {"op": cfg.op, "method": cfg.method, "size": size, "iters": samples * batch,
-                   "batch": batch, "samples": samples, "warmup": warmup, "nranks": comm.size,
-                   "time_us": stats, "validated": True, "graph": graphed,
-                   "timer": timer.name, **loop, **case,
-                   "wall_s": round(time.perf_counter() - t_size, 3)}
-            if meta.get("peer_sync"):
-                rec["peer_sync"] = meta["peer_sync"]
-            rec.update(op.metrics(size, stats["median"] * 1e-6))
-            best = op.metrics(size, stats["min"] * 1e-6)
-            rec["goodput_GBps_best"] = best["goodput_GBps"]
-            out.record(rec)
-            if limit and best["busbw_GBps"] > limit:
-                what = f"{cfg.op}/{cfg.method}" + (f" {op.case_label(case)}" if case else "")
-                raise collective(PlausibilityError(
-                    f"{what} at {size} B: {best['busbw_GBps']:.1f} GB/s (best sample) is "
-                    f"above the link's nominal {limit:.1f} GB/s ({limit_source}): a measurement bug"))
+        if run.use_graph:
+            graph, note = _capture(comm, backend, lambda: op.loop(size, batch))
+            if graph is None:
+                if cfg.graph == "on":
+                    raise collective(CapabilityError(f"--graph on: {note}"))
+                run.use_graph = run.meta["graph"] = False
+                run.out.note(f"CUDA graph capture failed ({note}): timing the plain loop")
+            else:
+                graph.launch(backend.stream)  # untimed: the graph's first launch uploads it
+                run.method.sync()
+        times = np.empty(samples, dtype=np.float64)
+        t_timed = time.perf_counter()
+        for i in range(samples):
+            dog.where = f"size {size} B, sample {i} ({batch} iteration(s) each)"
+            dog.waiting = "the other ranks' word on the time budget"
+            if budget_spent(comm, t_timed, cfg.budget, i):
+                times = times[:i]
+                break
+            dog.waiting = None
+            if hang == (comm.rank, size):  # test hook: this rank dies or stops answering
+                if hang_exits():
+                    os._exit(9)
+                time.sleep(1e6)
+            dog.waiting = "a barrier"
+            comm.Barrier()
+            dog.waiting = "the timed loop's communication with its peers"
+            timer.start()
+            if graph is not None:
+                graph.launch(backend.stream)
+            else:
+                op.loop(size, batch)
+            times[i] = timer.stop() / batch
+            dog.waiting = None
+        return times, graph is not None
     finally:
-        graph = None  # before the method closes (see above)
-        method.close()
-    if out.enabled and not cfg.quiet:
-        for line in op.summary([r for r in out.records if r["method"] == cfg.method]):
-            print(line)
+        graph = None
+
+
+def _guard(run, size, case, busbw):
+    """A collective PlausibilityError where the best sample's bus bandwidth passes the link's
+    nominal limit (a measurement bug)."""
+    if run.limit and busbw > run.limit:
+        cfg, op = run.cfg, run.op
+        what = f"{cfg.op}/{cfg.method}" + (f" {op.case_label(case)}" if case else "")
+        raise collective(PlausibilityError(
+            f"{what} at {size} B: {busbw:.1f} GB/s (best sample) is "
+            f"above the link's nominal {run.limit:.1f} GB/s ({run.limit_source}): a measurement bug"))
 
 
 def _graph_wanted(cfg, method, backend):
     """Whether to time the loop as a CUDA/HIP graph: where the method's whole iteration is device
-    work on the rank's stream (ccl); --graph on elsewhere is an error, auto falls back."""
-    capable = backend.is_device and getattr(method, "graph_capable", False)
+    work on the rank's stream (Method.graph_capable); --graph on elsewhere is an error, auto
+    falls back."""
+    capable = backend.is_device and method.graph_capable
     if cfg.graph == "on" and not capable and not cfg.sweep:
         raise collective(GpucommError(
             f"--graph on: method {cfg.method} synchronises through the host in every iteration "
-            f"(only ccl's iterations are all device work); use --graph auto or off"))
+            f"(only {CCL}'s iterations are all device work); use --graph auto or off"))
     return capable and cfg.graph != "off"
 
 
@@ -410,27 +387,6 @@ def _capture(comm, backend, steps):
         error = f"{type(exc).__name__}: {exc}"
     errors = [e for e in comm.allgather(error) if e]
     return (None, errors[0]) if errors else (graph, None)
-
-
-def _node_meta(placement, node_of, emulated):
-    """What the JSON meta says of the nodes: every rank's host and node, the (emulated) node
-    names, and how far the physical nodes are apart on the network (topology.placement_of)."""
-    hosts = [p[0] for p in placement]
-    host_of_node = {}
-    for rank, node in enumerate(node_of):
-        host_of_node.setdefault(node, hosts[rank])
-    first = {}
-    for host, host_node, _, addr, xname in placement:
-        first.setdefault(host_node, (host, addr, xname))
-    physical = [first[n] for n in sorted(first)]
-    distance, source = placement_of([p[1] for p in physical])
-    return {"nodes": len(host_of_node), "physical_nodes": len(physical), "hosts": hosts,
-            "node_of_rank": list(node_of),
-            "node_names": [host_of_node[n] for n in sorted(host_of_node)],
-            "emulated_ranks_per_node": emulated or None,
-            "placement": {"hosts": [p[0] for p in physical],
-                          "topology_addr": [p[1] for p in physical],
-                          "xname": [p[2] for p in physical], "distance": distance, "source": source}}
 
 
 def _writable(path):

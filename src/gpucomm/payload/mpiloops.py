@@ -4,8 +4,8 @@ MPI calls below bind by name, the way a C program's do.
 
 Declared by name (numba ExternalFunction) rather than through ctypes pointers, the loops can be
 cached (``cache=True``: next to this file, or numba's per-user cache where that is read-only):
-the first launch on a node compiles them, every later one loads them: the host method's set-up
-1.02 s, then 0.33-0.44 s (bench/results/2026-11-30-cpu-2core/05-numba-cache).  Every argument is a 64-bit
+the first launch on a node compiles them, every later one loads them (the host method's set-up
+about 1 s when they are compiled, a third of that when they are loaded).  Every argument is a 64-bit
 integer; MPI's ``int`` arguments are declared int32, its handles (Open MPI: pointers; MPICH: ints)
 int64, which the x86-64 and AArch64 calling conventions pass in the same registers.
 """

@@ -10,6 +10,7 @@
 
 import time
 
+from ..constants import CCL, IPC_COPY
 from ..errors import GpucommError, collective
 
 
@@ -47,13 +48,21 @@ class DeviceTimer:
         return self.elapsed_ms(self.ev0, self.ev1) * 1e-3
 
 
+def device_timed(backend, method):
+    """Whether device events can time the method here (Method.device_timer on a device)."""
+    return backend.is_device and method.device_timer
+
+
 def make_timer(name, backend, method):
+    """The timer --timer ``name`` (auto, host, device) asks for; device where the method cannot
+    have it is a collective error."""
     if name == "auto":
-        name = "device" if getattr(method, "device_timer", False) and backend.is_device else "host"
+        name = "device" if device_timed(backend, method) else "host"
     if name == "host":
         return HostTimer(backend, method)
-    if not (backend.is_device and getattr(method, "device_timer", False)):
+    if not device_timed(backend, method):
         raise collective(GpucommError(
             f"--timer device needs a method whose iteration is all device work on one stream "
-            f"(ccl, ipc-copy's point-to-point with stream flags); {method.name} synchronises through the host"))
+            f"({CCL}, {IPC_COPY}'s point-to-point with stream flags); {method.name} synchronises "
+            "through the host"))
     return DeviceTimer(backend, method)

@@ -71,9 +71,6 @@ def node_index(keys):
     return [order.index(r) for r in roots]
 
 
-#: placements between two nodes, nearest first (a ReFrame check asks for one; see rfm.py)
-
-
 def emulated_nodes(nranks, ranks_per_node):
     """Node index of every rank when consecutive groups of ``ranks_per_node`` ranks are treated
     as nodes (--ranks-per-node): a multi-node run emulated on one machine."""
@@ -154,3 +151,11 @@ def nominal_pcie_GBps(pci_bus_id):
     gen, width = int(m.group(1)), int(m.group(2))
     lane = _PCIE_LANE_GBPS.get(gen)
     return lane * width if lane else None
+
+
+#: the link that bounds a method's bandwidth (Method.nominal_link): the GPU's links to its peers
+#: (NVLink, else PCIe), or its PCIe link to the host (a method whose bytes cross host memory)
+LINK_GPU, LINK_PCIE = "gpu", "pcie"
+#: link -> (its nominal one-direction GB/s from the GPU's PCI bus id, where the figure comes from)
+NOMINAL_LINKS = {LINK_GPU: (nominal_gpu_link_GBps, "nvidia-smi nvlink/PCIe"),
+                 LINK_PCIE: (nominal_pcie_GBps, "nvidia-smi PCIe link")}

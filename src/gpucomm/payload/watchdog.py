@@ -2,7 +2,7 @@
 
 Every rank arms its own timer, so a hang anywhere (a dead peer, a stuck NCCL kernel, an MPI
 call that never returns) ends every rank: each says where it was and exits with status 124,
-which makes mpirun/srun end the job.  The check's time limit feeds --timeout (see rfm.py).
+which makes mpirun/srun end the job.  The check's time limit feeds --timeout (rfm/base.py).
 """
 
 import os
@@ -11,6 +11,7 @@ import threading
 import time
 
 from ..constants import EXIT_TIMEOUT
+from ..contract import ERROR_PREFIX
 
 #: how long a rank that timed out waiting for its peers lets them speak before it ends the job:
 #: the rank that stopped (its watchdog armed a moment later, its start-up having been slower)
@@ -43,7 +44,7 @@ class Watchdog:
             state = f"waiting in {self.waiting} for ranks that stopped answering"
         else:
             state = "this rank stopped answering (not waiting for any peer)"
-        sys.stderr.write(f"gpucomm: error: rank {self.rank}: {self.what} timed out after {self.seconds:g} s "
+        sys.stderr.write(f"{ERROR_PREFIX} rank {self.rank}: {self.what} timed out after {self.seconds:g} s "
                          f"({self.where}): {state}\n")
         sys.stderr.flush()
         sys.stdout.flush()

@@ -1,9 +1,20 @@
 """Methods: the ways of moving bytes between two ranks (and their collectives).
 
-Each method is a small class over the engine's context:
+Each method is a ``base.Method`` subclass over the engine's context (``payload.context``); the
+base class declares what the engine reads (name, backends, device_timer, graph_capable,
+nominal_link, request_style, timed_loop/timed_loop_note, peer_sync, gpu_aware_mpi) and the
+engine's hooks, with their defaults:
 
+* ``allocate(send_bytes, recv_bytes)``  collective: the method's own (send, receive) buffers
+  (nvshmem: symmetric memory); None (default): the backend's
 * ``setup(sendbuf, recvbuf)``  collective, once: bind buffers, exchange handles, make communicators
+* ``meta()``                   the method's fields of the run's meta ({} by default)
 * ``prepare(nbytes)``          once per size, outside the timed region
+* ``sync()``                   complete what the method has queued (end of every timed sample)
+* ``close()``
+
+and what the operations call (the default raises CapabilityError where a method has none):
+
 * ``send(nbytes, peer)`` / ``recv(nbytes, peer)``  point-to-point of sendbuf[:n] -> recvbuf[:n]
 * ``send_then_recv(nbytes, peer)`` / ``recv_then_send``  a ping and its answer, the answer to a
   ping (default: send and recv in turn; MPI methods post the answer's receive first)
@@ -12,11 +23,7 @@ Each method is a small class over the engine's context:
 * ``send_window(nbytes, peer, window)`` / ``recv_window``  the bw operation: ``window`` messages
   one way, then a short acknowledgement back (``ack_send``/``ack_recv``)
 * ``exchange(nbytes, peer)``  send and receive with one peer at the same time (bidirectional)
-* ``sync()``                   complete what the method has queued (end of every timed iteration)
 * ``allreduce(count)`` / ``alltoall(block_bytes)``  collectives, where the method has them
-* ``close()``
-* ``allocate(send_bytes, recv_bytes)``, optional: the method's own (send, receive) buffers,
-  collective, instead of the backend's (nvshmem: symmetric memory)
 """
 
 from ...errors import GpucommError

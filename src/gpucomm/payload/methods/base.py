@@ -1,8 +1,10 @@
-"""What every method shares: MPI tags, token messages, and the "not supported" default."""
+"""What every method shares: the attributes and hooks the engine reads (with their defaults),
+MPI tags, token messages, and the "not supported" default of every transfer."""
 
 import numpy as np
 
 from ...errors import CapabilityError
+from ..topology import LINK_GPU
 
 TAG_DATA = 101
 TAG_DONE = 102
@@ -11,9 +13,38 @@ ACK_BYTES = 4
 
 
 class Method:
+    """A way of moving bytes between ranks.  The engine makes one per run (``Method(ctx)``,
+    collective: a capability check raises CapabilityError with the reason), then calls
+    ``allocate``, ``setup``, ``meta``, per size ``prepare``, ``sync`` after every warm-up
+    iteration and timed sample, and ``close`` at the end; the operation calls the transfers
+    (``methods/__init__.py`` lists them; those a method lacks raise CapabilityError).  The
+    attributes below are what the engine reads; a method sets them on its class, or on itself
+    in its constructor or ``setup`` (they are read after ``setup``)."""
+
+    #: the method's name (constants.METHODS)
     name = "?"
     #: backends the method can run on; the first is the default
     backends = ("cupy",)
+    #: every iteration is device work on the rank's stream: device events may time it
+    #: (--timer auto picks them, --timer device requires this; timers.py)
+    device_timer = False
+    #: every iteration is device work on the rank's stream that a CUDA/HIP graph can capture:
+    #: the engine may time each sample as one graph launch (--graph auto/on)
+    graph_capable = False
+    #: the link whose nominal bandwidth bounds the method's (the guard's limit; topology.LINK_*)
+    nominal_link = LINK_GPU
+    #: the MPI requests of the point-to-point calls ('persistent', 'plain'); None: not MPI
+    #: (meta's ``mpi_requests``)
+    request_style = None
+    #: the timed loop that runs (constants.LOOPS) and why not the compiled one
+    #: (contract.TIMED_LOOP, TIMED_LOOP_NOTE: in the meta and every record); None: no MPI loop
+    timed_loop = None
+    timed_loop_note = None
+    #: how a receiver learns its data has arrived, where the method chooses (meta's and every
+    #: record's ``peer_sync``); None: nothing to say
+    peer_sync = None
+    #: how far the MPI takes device buffers, and why (meta's ``gpu_aware_mpi``); None: not asked
+    gpu_aware_mpi = None
 
     def __init__(self, ctx):
         self.ctx = ctx
@@ -21,17 +52,27 @@ class Method:
         self.be = ctx.backend
         self._token = np.zeros(1, dtype=np.uint8)
 
+    def allocate(self, send_bytes, recv_bytes):
+        """Collective: the method's own (send, receive) buffers (nvshmem: symmetric memory), or
+        None: the engine allocates them from the backend."""
+        return None
+
     def setup(self, sendbuf, recvbuf):
+        """Collective, once: bind the buffers, exchange handles, make communicators."""
         self.sendbuf, self.recvbuf = sendbuf, recvbuf
 
     def prepare(self, nbytes):
-        pass
+        """Once per size, outside the timed region."""
 
     def sync(self):
-        pass
+        """Complete what the method has queued (the end of a warm-up iteration, of a sample)."""
+
+    def meta(self):
+        """The method's own fields of the run's meta ({}: none)."""
+        return {}
 
     def close(self):
-        pass
+        """Release what setup made (every rank reaches it)."""
 
     def send(self, nbytes, peer):
         raise CapabilityError(f"method {self.name} has no point-to-point transfer")

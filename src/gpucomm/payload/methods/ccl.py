@@ -7,18 +7,21 @@ engine captures each sample's iterations into a CUDA/HIP graph (--graph), so tha
 interpreter's launch cost is out of the timed region; --graph off times the plain loop.
 """
 
-from ..capabilities import nccl_module
+from ...constants import CCL
 from ...errors import CapabilityError
+from ..capabilities import nccl_module
 from .base import Method
 
 
 class CclMethod(Method):
-    name = "ccl"
+    name = CCL
     backends = ("cupy",)
     device_timer = True
     #: every iteration is device work on the rank's stream: the engine may capture a sample's
     #: iterations into one CUDA/HIP graph (--graph auto/on) and time its launch
     graph_capable = True
+    #: the NCCL/RCCL communicator (setup makes it, close destroys it)
+    nc = None
 
     def setup(self, sendbuf, recvbuf):
         super().setup(sendbuf, recvbuf)
@@ -73,7 +76,7 @@ class CclMethod(Method):
         self.be.stream.synchronize()
 
     def close(self):
-        nc = getattr(self, "nc", None)
+        nc = self.nc
         if nc is not None:
             try:
                 nc.destroy()

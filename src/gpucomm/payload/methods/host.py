@@ -14,7 +14,7 @@ says which loop ran and timed_loop_note why not the compiled one.
 
 import os
 
-from ...constants import BW, COLLECTIVES, LOOP_MPI4PY, LOOP_NUMBA_MPI, MULTI_PINGPONG, PINGPONG
+from ...constants import BW, COLLECTIVES, HOST, LOOP_MPI4PY, LOOP_NUMBA_MPI, MULTI_PINGPONG, PINGPONG
 from ...errors import GpucommError, collective
 from .. import fastloop
 from .base import TAG_DATA, TAG_DONE, Method
@@ -100,8 +100,7 @@ class HostMpi:
         if not_compiled is None and op not in COMPILED_OPS:
             what = "one mpi4py collective call" if op in COLLECTIVES else "Python (pair schedule, exchanges)"
             not_compiled = f"{op}: no compiled loop, each iteration is {what}"
-        self.fast, self.timed_loop_note = fastloop.choose(self.ctx, getattr(self.ctx, "loop", None) or
-                                                          "auto", not_compiled)
+        self.fast, self.timed_loop_note = fastloop.choose(self.ctx, self.ctx.loop, not_compiled)
         self.timed_loop = LOOP_MPI4PY if self.fast is None else LOOP_NUMBA_MPI
         if self.fast is not None:
             self.request_style = "plain"  # MPI_Send/MPI_Recv, MPI_Isend/MPI_Irecv: as OSU
@@ -260,7 +259,7 @@ class HostMpi:
 
 
 class HostMethod(HostMpi, Method):
-    name = "host"
+    name = HOST
     backends = ("numpy",)
 
     def __init__(self, ctx):

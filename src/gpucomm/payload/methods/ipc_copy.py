@@ -26,6 +26,7 @@ import os
 
 import numpy as np
 
+from ...constants import ALLREDUCE, ALLTOALL, BW, IPC_COPY, MULTI_PINGPONG, PAIR_MATRIX, PINGPONG
 from ...errors import CapabilityError, GpucommError
 from ..streamsync import StreamFlags
 from ..faults import ipc_refused
@@ -35,7 +36,7 @@ from .base import Method
 SYNC_MODES = ("auto", "stream", "host")
 #: operations made of point-to-point transfers (send/recv/exchange); all-to-all and all-reduce
 #: end every iteration with an MPI barrier anyway
-P2P_OPS = ("pingpong", "bw", "multi-pingpong", "pair-matrix")
+P2P_OPS = (PINGPONG, BW, MULTI_PINGPONG, PAIR_MATRIX)
 
 
 def sync_request():
@@ -46,8 +47,10 @@ def sync_request():
 
 
 class IpcCopyMethod(Method):
-    name = "ipc-copy"
+    name = IPC_COPY
     backends = ("cupy",)
+    #: the peers' buffers this rank opened (setup), closed by close
+    _opened = ()
 
     def setup(self, sendbuf, recvbuf):
         super().setup(sendbuf, recvbuf)
@@ -238,10 +241,10 @@ class IpcCopyMethod(Method):
 
     def prepare(self, nbytes):
         self.be.synchronize()
-        if self.ctx.op_name == "alltoall" and self.streams is None:
+        if self.ctx.op_name == ALLTOALL and self.streams is None:
             cuda = self.be.xp.cuda
             self.streams = [cuda.Stream(non_blocking=True) for _ in range(self.ctx.nranks)]
-        if self.ctx.op_name == "allreduce" and self.ctx.rank == 0 and self.stack is None:
+        if self.ctx.op_name == ALLREDUCE and self.ctx.rank == 0 and self.stack is None:
             count = self.sendbuf.nbytes // 4
             self.stack = self.be.xp.empty((self.ctx.nranks, count), dtype=np.float32)
 
@@ -269,7 +272,7 @@ class IpcCopyMethod(Method):
         self.comm.Barrier()
 
     def close(self):
-        for ptr in getattr(self, "_opened", []):
+        for ptr in self._opened:
             try:
                 self.be.runtime.ipcCloseMemHandle(ptr)
             except Exception:

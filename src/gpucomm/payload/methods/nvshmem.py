@@ -34,7 +34,7 @@ NVSHMEM's remote transport (NVSHMEM_REMOTE_TRANSPORT, set by the site's configur
 
 import os
 
-from ...constants import NO_MULTICAST_ENV
+from ...constants import NO_MULTICAST_ENV, NVSHMEM
 from ...errors import CapabilityError, GpucommError
 from ...sizes import parse_size
 from .base import Method
@@ -112,7 +112,7 @@ def load_library(ctx):
 
 
 class NvshmemMethod(Method):
-    name = "nvshmem"
+    name = NVSHMEM
     backends = ("cupy",)
     #: every transfer is device work on the rank's stream: device events time it
     device_timer = True
@@ -127,6 +127,7 @@ class NvshmemMethod(Method):
         self.got = {}
         self.a2a_count = 0
         self.heap = None
+        self.remote_transport = None     # NVSHMEM_REMOTE_TRANSPORT as its init saw it
 
     # ------------------------------------------------------------------ set-up
 
@@ -219,7 +220,7 @@ class NvshmemMethod(Method):
     def _check_reach(self):
         """Every peer on this node must be mapped by load/store (P2P over NVLink or PCIe)."""
         ctx, error = self.ctx, None
-        for peer in getattr(ctx, "comm_peers", ctx.peers()):
+        for peer in ctx.comm_peers:
             if ctx.same_host(peer) and not self.lib.p2p(self.rptr, peer):
                 error = (f"rank {ctx.rank}: no P2P path from its GPU to rank {peer}'s on the same node "
                          "(nvshmem_ptr is NULL: no NVLink/PCIe peer access), NVSHMEM cannot reach it")
@@ -232,8 +233,8 @@ class NvshmemMethod(Method):
                 "kernel": "kernel at every size", "stream": "stream-ordered at every size"}[self.mode]
         return {"nvshmem": {"version": self.lib.version() if self.lib else None, "path": self.mode,
                             "rule": rule, "max_blocks": self.max_blocks, "symmetric_size": self.heap,
-                            "remote_transport": getattr(self, "remote_transport", None),
-                            "library": getattr(self.lib, "path", None)}}
+                            "remote_transport": self.remote_transport,
+                            "library": self.lib.path if self.lib else None}}
 
     # ------------------------------------------------------------------ helpers
 

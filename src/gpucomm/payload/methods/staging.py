@@ -6,20 +6,24 @@ copy, a stream synchronisation, MPI and a copy back, the copies cupy calls from 
 compiled loop could only take the MPI calls, one compiled call per message, which costs about
 what mpi4py's calls cost (NOT_COMPILED)."""
 
+from ...constants import STAGING
+from ..topology import LINK_PCIE
 from .base import Method
 from .host import HostMpi
 
 
-#: why staging's loop is not compiled: one compiled call per 8 B round trip took 0.382 us against
-#: mpi4py's persistent requests' 0.413 (bench/results/2026-11-30-cpu-2core/01-numba-host,
-#: per-call.txt), where a compiled loop per sample took 0.176
+#: why staging's loop is not compiled: one compiled call per 8 B round trip costs about what
+#: mpi4py's persistent requests cost (0.38 us against 0.41 us on a 2-core VM), where a compiled
+#: loop per sample costs 0.18 us
 NOT_COMPILED = ("staging: each message's device copies are cupy calls from Python; compiling "
                 "only its MPI calls would save ~0.03 us of its ~21 us")
 
 
 class StagingMethod(HostMpi, Method):
-    name = "staging"
+    name = STAGING
     backends = ("cupy", "numpy")
+    #: every byte crosses the GPU's PCIe link to the host, twice
+    nominal_link = LINK_PCIE
 
     def __init__(self, ctx):
         super().__init__(ctx)

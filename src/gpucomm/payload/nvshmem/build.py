@@ -26,6 +26,7 @@ import shutil
 import subprocess
 import sys
 
+from ...contract import ERROR_PREFIX
 from ...errors import CapabilityError
 
 SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernels.cu")
@@ -192,7 +193,7 @@ def main(argv=None):
     try:
         print(library(arch))
     except CapabilityError as exc:
-        print(f"gpucomm: error: {exc}", file=sys.stderr)
+        print(f"{ERROR_PREFIX} {exc}", file=sys.stderr)
         return EXIT_CAPABILITY
     return 0
 

@@ -26,6 +26,7 @@ import time
 
 import numpy as np
 
+from ...constants import AGGRESSOR
 from ..backend import pattern_seed
 from ...errors import GpucommError, collective
 from ...metrics import GB, aggressor_GBps
@@ -42,15 +43,15 @@ SPIN_S, POLL_S = 0.0002, 0.0005
 
 
 class Aggressor(Operation):
-    name = "aggressor"
+    name = AGGRESSOR
     #: the operation takes --duration, --target-bandwidth, --pattern, --ready-file, --stop-file
     sustained = True
-    #: one timed sample = the whole run (engine: iterations per size)
+    #: one timed sample = the whole run
     fixed_iters = 1
 
     def __init__(self, ctx, method):
         super().__init__(ctx, method)
-        args = getattr(ctx, "op_args", None) or {}
+        args = ctx.op_args
         self.duration = float(args.get("duration") or 10.0)
         self.target = float(args.get("target_bandwidth") or 0.0)
         self.pattern = args.get("pattern") or STREAMS

@@ -7,6 +7,7 @@ equal n * ((i mod 61) + 1) + sum_r (r mod 7) exactly.
 
 import numpy as np
 
+from ...constants import ALLREDUCE
 from ...errors import GpucommError, collective
 from ...metrics import busbw_GBps, goodput_GBps
 from .base import Operation
@@ -15,7 +16,7 @@ F32 = 4
 
 
 class AllReduce(Operation):
-    name = "allreduce"
+    name = ALLREDUCE
 
     @staticmethod
     def check_sizes(sizes):

@@ -4,13 +4,14 @@ The sweep variable is the per-peer block, as in the paper.  Block s->d holds a p
 by (s, d, size); every received block is checked for its source rank and offset.
 """
 
+from ...constants import ALLTOALL
 from ..backend import pattern_seed
 from ...metrics import busbw_GBps, goodput_GBps
 from .base import Operation
 
 
 class AllToAll(Operation):
-    name = "alltoall"
+    name = ALLTOALL
 
     def buffer_bytes(self, max_size):
         n = self.ctx.nranks

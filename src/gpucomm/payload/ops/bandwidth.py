@@ -5,6 +5,7 @@ goodput = size / time (metrics.py, as the ping-pong's records).  Unlike the ping
 and no message waits for the one before it to be answered: this is the operation the copy
 engine's and osu_bw's figures describe, the ping-pong's adds one hand-over per message."""
 
+from ...constants import BW
 from .base import Operation
 from .pingpong import PingPong
 
@@ -12,13 +13,12 @@ DEFAULT_WINDOW = 64
 
 
 class Bandwidth(PingPong):
-    name = "bw"
-    #: the operation takes --window (cli.py)
+    name = BW
     windowed = True
 
     def __init__(self, ctx, method):
         super().__init__(ctx, method)
-        self.window = getattr(ctx, "window", None) or DEFAULT_WINDOW
+        self.window = ctx.window or DEFAULT_WINDOW
         self.time_scale = 1.0 / self.window
 
     def meta(self):

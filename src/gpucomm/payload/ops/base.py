@@ -1,16 +1,33 @@
-"""The operation interface the engine drives."""
+"""The operation interface the engine drives: every attribute and hook it reads, with defaults."""
 
 import numpy as np
 
 
 class Operation:
+    """What one timed iteration does, over a method.  Before MPI work the engine asks the class
+    (``check_ranks``, ``check_sizes``); then it makes one per method (``Operation(ctx, method)``,
+    collective), reads ``peers``, ``buffer_bytes`` and ``meta``, and for every (size, case) of
+    ``cases``: ``select``, ``prepare``, warm-up ``step``s, timed ``loop``s, ``reduce_times``,
+    ``validate`` and ``metrics``; ``summary`` at the end.  ``prepare``, ``step``, ``validate``,
+    ``corrupt`` and ``metrics`` are the operation's own; the rest have defaults."""
+
+    #: the operation's name (constants.OPERATIONS)
     name = "?"
+    #: the fewest ranks it runs on (check_ranks)
     min_ranks = 2
     #: the iteration's time is multiplied by this (0.5: a ping-pong reports half the round trip)
     time_scale = 1.0
     #: independent links the busbw figure may span: the guard's auto-detected limit (one GPU's
     #: links) is multiplied by it (multi ping-pong: one link per pair)
     parallel_links = 1
+    #: iterations per size where --iters is not given (None: the engine's default_iters by size)
+    fixed_iters = None
+    #: the operation takes --window (messages per window: the context's ``window``)
+    windowed = False
+    #: the operation takes the sustained-traffic options (--duration ...: the context's ``op_args``)
+    sustained = False
+    #: whether cases() gives several measurements per size (their fields label the records)
+    has_cases = False
 
     def __init__(self, ctx, method):
         self.ctx = ctx
@@ -41,9 +58,6 @@ class Operation:
         """(send bytes, receive bytes) to allocate for the largest size."""
         return max_size, max_size
 
-    #: whether cases() gives several measurements per size (their fields label the records)
-    has_cases = False
-
     def cases(self, sizes):
         """The measurements, in order: (size, case) where case is a dict of record fields that
         tells the measurements of one size apart (e.g. the pair of a pair matrix); {} by default."""
@@ -53,6 +67,7 @@ class Operation:
         """Set up for the next case (before prepare)."""
 
     def case_label(self, case):
+        """A case as the human table and error messages name it ("k=v k=v")."""
         return " ".join(f"{k}={v}" for k, v in case.items())
 
     def reduce_times(self, times):
@@ -67,6 +82,7 @@ class Operation:
         return []
 
     def prepare(self, size):
+        """Once per size (and case), outside the timed region: fill the buffers."""
         raise NotImplementedError
 
     def step(self, size):
@@ -87,4 +103,5 @@ class Operation:
         raise NotImplementedError
 
     def metrics(self, size, time_s):
+        """The record's figures for one iteration of ``time_s`` seconds (goodput_GBps, busbw_GBps)."""
         raise NotImplementedError

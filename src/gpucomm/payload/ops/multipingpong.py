@@ -7,13 +7,14 @@ Time = half the round trip, the maximum over all ranks; goodput = pair goodput x
 per-node aggregate (metrics.goodput_GBps with pairs=P).
 """
 
+from ...constants import MULTI_PINGPONG
 from ...errors import GpucommError, collective
 from ...metrics import busbw_GBps, goodput_GBps
 from .pingpong import PingPong
 
 
 class MultiPingPong(PingPong):
-    name = "multi-pingpong"
+    name = MULTI_PINGPONG
 
     @classmethod
     def check_ranks(cls, nranks):

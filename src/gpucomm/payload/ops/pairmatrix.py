@@ -26,6 +26,7 @@ import time
 
 import numpy as np
 
+from ...constants import PAIR_MATRIX
 from ..backend import pattern_seed
 from ...metrics import busbw_GBps, goodput_GBps
 from ...pairs import pair_label, tournament
@@ -34,7 +35,7 @@ from ..faults import SLOW_PAIR, slow_pair_request
 from .base import Operation
 
 class PairMatrix(Operation):
-    name = "pair-matrix"
+    name = PAIR_MATRIX
     has_cases = True
 
     def __init__(self, ctx, method):

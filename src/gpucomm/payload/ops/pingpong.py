@@ -1,12 +1,13 @@
 """Ping-pong between two ranks: rank 0 sends, rank 1 answers; time = half the round trip."""
 
+from ...constants import PINGPONG
 from ..backend import pattern_seed
 from ...metrics import busbw_GBps, goodput_GBps
 from .base import Operation
 
 
 class PingPong(Operation):
-    name = "pingpong"
+    name = PINGPONG
     time_scale = 0.5
 
     @classmethod

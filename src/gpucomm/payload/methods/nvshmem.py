@@ -121,7 +121,7 @@ class NvshmemMethod(Method):
         super().__init__(ctx)
         if getattr(self.be, "is_hip", False):
             raise CapabilityError("NVSHMEM is NVIDIA's: no nvshmem method on ROCm GPUs")
-        self.mode = path_request()
+        self.mode = self._path_for_placement(path_request())
         self.max_blocks = blocks_request()
         self.lib, self.initialised, self._ptrs = None, False, []
         self.got = {}
@@ -130,6 +130,22 @@ class NvshmemMethod(Method):
         self.remote_transport = None     # NVSHMEM_REMOTE_TRANSPORT as its init saw it
 
     # ------------------------------------------------------------------ set-up
+
+    def _path_for_placement(self, mode):
+        """The path where ranks of one host share a GPU (--allow-shared-gpu): NVSHMEM runs such
+        processes as "limited MPG" (multiple processes per GPU), where its stream-ordered API
+        aborts the process ("Called NVSHMEM API not supported with limited MPG", NVSHMEM 3.4.5
+        on one H200), so ``auto`` keeps to the kernel path and ``stream`` is refused."""
+        ctx = self.ctx
+        mine = ctx.placement[ctx.rank].device
+        shared = any(r != ctx.rank and ctx.same_host(r) and p.device == mine
+                     for r, p in enumerate(ctx.placement))
+        if not shared:
+            return mode
+        if mode == "stream":
+            raise CapabilityError("GPUCOMM_NVSHMEM_PATH=stream: NVSHMEM's stream-ordered API is not "
+                                  "supported when ranks share a GPU (limited MPG); use one GPU per rank")
+        return "kernel"
 
     def _agree(self, error):
         errors = [e for e in self.comm.allgather(error) if e]

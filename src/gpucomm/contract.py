@@ -25,6 +25,9 @@ LATENCY = "latency"
 #: record and meta keys of the MPI methods: which timed loop ran (constants.LOOPS) and, where it
 #: was mpi4py's, why not the compiled one (payload.fastloop)
 TIMED_LOOP, TIMED_LOOP_NOTE = "timed_loop", "timed_loop_note"
+#: a soak's record fields (--validate-every N, payload.soak): N, the iterations checked, and
+#: those whose received data was wrong (nccl-tests' ``#wrong``, counted per iteration)
+VALIDATE_EVERY, CHECKED, WRONG = "validate_every", "checked", "wrong"
 
 
 #: terminal control sequences another rank's process may write into the shared output without

@@ -106,6 +106,18 @@ SCALING_PERF_POINTS = {
 HEALTH_PERF_POINTS = {k: PERF_POINTS[k] for k in ("latency_8B", "goodput_1MiB", "goodput_64MiB")}
 
 
+#: NCCL/RCCL's INFO line of a connected channel (transport.cc: "Channel 00/0 : 0[0] -> 1[0]
+#: [send] via NET/IB/0"): the peer ranks and the transport (P2P/..., SHM/..., NET/...)
+_NCCL_CHANNEL = re.compile(r"Channel (\d+)/\d+ : (\d+)\[[^\]]*\] -> (\d+)\[[^\]]*\](?: \[(\w+)\])? via (\S+)")
+
+
+def nccl_channels(text):
+    """Every channel connection an NCCL/RCCL debug log (NCCL_DEBUG=INFO) reports, in order:
+    dicts of channel, src, dst, direction ('send', 'receive' or ''), transport."""
+    return [{"channel": int(m[1]), "src": int(m[2]), "dst": int(m[3]), "direction": m[4] or "",
+             "transport": m[5]} for m in _NCCL_CHANNEL.finditer(text)]
+
+
 def read_run(text):
     """({size: record}, summary) of a run's output."""
     records, summary = parse_output(text)

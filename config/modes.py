@@ -30,13 +30,16 @@ _RESULTS = runpy.run_path(os.path.join(os.path.dirname(os.path.abspath(__file__)
 _COMMON = ["--tag=gpucomm", "--exec-policy=async"]
 #: what a mode whose results are kept adds: its own directories and report per session
 _KEEP = ["--timestamp", f"--report-file={_RESULTS['SESSION_REPORT']}"]
+#: acceptance's soak: every timed sample's data checked at 8 B and 1 MiB (nccl-tests' -c; the
+#: intermittent corruption of NVIDIA/nccl #2001 showed at 1 MiB)
+_SOAK = ["--setvar=validate_every=1", "--setvar=validate_sizes=8,1M"]
 _HEALTH = _COMMON + _KEEP + ["--tag=health", "--setvar=PairMatrixCheck.budget=0.25"]
 
 site_configuration = {
     "modes": [
         {"name": "health", "options": _HEALTH},
         {"name": "nightly", "options": _HEALTH},
-        {"name": "acceptance", "options": _COMMON + _KEEP + ["--exclude-tag=health", "--exclude-tag=noise"]},
+        {"name": "acceptance", "options": _COMMON + _KEEP + _SOAK + ["--exclude-tag=health", "--exclude-tag=noise"]},
         {"name": "paper", "options": _COMMON + _KEEP + ["--exclude-tag=health", "--exclude-tag=noise",
                                                         "--setvar=iters=100", "--setvar=max_nodes=512",
                                                         "--setvar=paper_tuning=y"]},

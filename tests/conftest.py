@@ -61,6 +61,7 @@ def mpirun():
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                PYTHONUNBUFFERED="1")
     env.pop("GPUCOMM_TEST_CORRUPT", None)
+    env.pop("GPUCOMM_TEST_CORRUPT_EVERY", None)
     # mpi4py's timed loop unless a test asks for the compiled one (tests/payload/test_fastloop.py):
     # numba compiles the loops anew in every launch, a few seconds on this machine
     env.setdefault(LOOP_ENV, LOOP_MPI4PY)

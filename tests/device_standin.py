@@ -2,9 +2,11 @@
 device), so that device-only paths run without a GPU: the GPU-aware-MPI gate
 (tests/test_injection.py; the level comes from GPUCOMM_GPU_AWARE_MPI) and the engine's graph
 path (a "graph" that replays the captured steps; tests/test_payload.py).
-Usage: mpirun -np 2 python device_standin.py OP [SIZES] [graph]
+Usage: mpirun -np 2 python device_standin.py OP [SIZES] [graph] (STANDIN_ARGS: more options)
 Exit status and error line as the payload's (cli.main)."""
 
+import os
+import shlex
 import sys
 
 from gpucomm.payload import cli, engine, methods
@@ -60,4 +62,5 @@ if __name__ == "__main__":
     if graph:
         cli.METHODS = tuple(cli.METHODS) + ("graphed-host",)
     sys.exit(cli.main([op, "--method", "graphed-host" if graph else "gpu-aware-mpi", "--backend", "cupy",
-                       "--sizes", sizes, "--iters", "40", "--max-bandwidth", "0"]))
+                       "--sizes", sizes, "--iters", "40", "--max-bandwidth", "0"]
+                      + shlex.split(os.environ.get("STANDIN_ARGS", ""))))

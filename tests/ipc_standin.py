@@ -4,12 +4,13 @@ the stream flags are plain 32-bit stores and a polling wait.  The method's own c
 unchanged: handle exchange, the stream-flag counts of every send, receive and exchange (push
 and pull), the host fallback, and the data validation that follows.
 Usage: mpirun -np N python ipc_standin.py OP SIZES [flags-broken]
-(GPUCOMM_IPC_SYNC and GPUCOMM_IPC_MODE as for the payload).  Exit status as cli.main's."""
+(GPUCOMM_IPC_SYNC and GPUCOMM_IPC_MODE as for the payload; STANDIN_ARGS: more options).  Exit status as cli.main's."""
 
 import atexit
 import ctypes
 import mmap
 import os
+import shlex
 import sys
 import tempfile
 import time
@@ -129,4 +130,5 @@ if __name__ == "__main__":
     ipc_copy.StreamFlags = PollingFlags
     op, sizes = sys.argv[1], sys.argv[2]
     sys.exit(cli.main([op, "--method", "ipc-copy", "--backend", "cupy", "--sizes", sizes,
-                       "--iters", "30", "--warmup", "3", "--max-bandwidth", "0", "--timer", "host"]))
+                       "--iters", "30", "--warmup", "3", "--max-bandwidth", "0", "--timer", "host"]
+                      + shlex.split(os.environ.get("STANDIN_ARGS", ""))))

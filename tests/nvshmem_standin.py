@@ -7,12 +7,13 @@ local counter.  The method's own code runs unchanged: bootstrap arguments, the e
 sets before init (multicast off, heap size), buffer layout, the signal counts of every
 operation and path, validation by the engine.
 Usage: mpirun -np N python nvshmem_standin.py OP SIZES [no-p2p] (GPUCOMM_NVSHMEM_* as for the
-payload).  Exit status as cli.main's."""
+payload; STANDIN_ARGS: more options).  Exit status as cli.main's."""
 
 import atexit
 import ctypes
 import mmap
 import os
+import shlex
 import sys
 import tempfile
 import time
@@ -241,4 +242,5 @@ if __name__ == "__main__":
     json_path = os.environ.get("STANDIN_JSON")
     sys.exit(cli.main([op, "--method", "nvshmem", "--backend", "cupy", "--sizes", sizes,
                        "--iters", "30", "--warmup", "3", "--max-bandwidth", "0", "--timer", "host"]
-                      + (["--json", json_path] if json_path else [])))
+                      + (["--json", json_path] if json_path else [])
+                      + shlex.split(os.environ.get("STANDIN_ARGS", ""))))

@@ -133,6 +133,8 @@ site_configuration = {
                 "gpu_bandwidth_GBps": 450,
                 # ... and the node's 4 NICs, a multi ping-pong's bound (Fig. 7: 800 Gb/s)
                 "network_bandwidth_GBps": 100,
+                # one Slingshot NIC per GH200, cxi0..cxi3 (cscs-reframe-tests cxi_gpu_loopback_bw.py)
+                "nics": {"fabric": "cxi", "devices": ["cxi0", "cxi1", "cxi2", "cxi3"]},
                 # where two nodes sit on the Slingshot dragonfly: one switch through Slurm.  The
                 # paper's 2024 node pairs for different switch / group (blink:sbatch/alps/
                 # two-nodes-diff-{switch,group}.sbatch) are not configured: node ids change with

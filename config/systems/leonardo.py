@@ -104,6 +104,8 @@ site_configuration = {
                 "gpu_bandwidth_GBps": 300,
                 # ... and the node's 4 HDR100 ports, a multi ping-pong's bound (Fig. 7: 400 Gb/s)
                 "network_bandwidth_GBps": 50,
+                # the 4 HDR100 ports (the module docstring's mlx5_0..mlx5_3)
+                "nics": {"fabric": "ib", "devices": ["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3"]},
                 # QOS of boost_usr_prod by job size, as data: the first entry whose bound is >= the
                 # job's node count; none past max_nodes (qos-copy, THIRD-PARTY: normal max 64
                 # nodes 24 h, boost_qos_bprod min 65 max 256 nodes 24 h).  boost_qos_dbg (<= 2

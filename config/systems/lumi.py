@@ -141,6 +141,8 @@ site_configuration = {
                 "gpu_bandwidth_GBps": 600,
                 # ... and the node's 4 NICs, a multi ping-pong's bound (Fig. 7: 800 Gb/s)
                 "network_bandwidth_GBps": 100,
+                # 4 Slingshot-11 NICs per node, cxi0..cxi3 (the cxi driver's names; unconfirmed on LUMI)
+                "nics": {"fabric": "cxi", "devices": ["cxi0", "cxi1", "cxi2", "cxi3"]},
                 # the largest job of the partition in use (lumi-ug partitions.md)
                 "max_nodes": MAX_NODES.get(PARTITION),
                 "max_nodes_by_partition": MAX_NODES,

@@ -109,6 +109,7 @@ class Extras:
     NVSHMEM_REMOTE_TRANSPORT = "nvshmem_remote_transport"  # environment: NVSHMEM between nodes
     TOPOLOGY = "topology"                          # partition: Slurm's topology plugin ('tree')
     NOISE = "noise"                                # partition: a noise study's nodes (rfm.noise)
+    NICS = "nics"                                  # partition: {"fabric": ib/cxi/socket, "devices": [...]}
 
 
 #: extras['python'] of a site whose payload interpreter was not given (GPUCOMM_PYTHON unset):

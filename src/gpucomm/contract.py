@@ -25,6 +25,9 @@ LATENCY = "latency"
 #: record and meta keys of the MPI methods: which timed loop ran (constants.LOOPS) and, where it
 #: was mpi4py's, why not the compiled one (payload.fastloop)
 TIMED_LOOP, TIMED_LOOP_NOTE = "timed_loop", "timed_loop_note"
+#: a soak's record fields (--validate-every N, payload.soak): N, the iterations checked, and
+#: those whose received data was wrong (nccl-tests' ``#wrong``, counted per iteration)
+VALIDATE_EVERY, CHECKED, WRONG = "validate_every", "checked", "wrong"
 
 
 #: terminal control sequences another rank's process may write into the shared output without
@@ -101,6 +104,18 @@ SCALING_PERF_POINTS = {
 }
 #: the health sweep's points: latency at 8 B, goodput at 1 MiB and 64 MiB
 HEALTH_PERF_POINTS = {k: PERF_POINTS[k] for k in ("latency_8B", "goodput_1MiB", "goodput_64MiB")}
+
+
+#: NCCL/RCCL's INFO line of a connected channel (transport.cc: "Channel 00/0 : 0[0] -> 1[0]
+#: [send] via NET/IB/0"): the peer ranks and the transport (P2P/..., SHM/..., NET/...)
+_NCCL_CHANNEL = re.compile(r"Channel (\d+)/\d+ : (\d+)\[[^\]]*\] -> (\d+)\[[^\]]*\](?: \[(\w+)\])? via (\S+)")
+
+
+def nccl_channels(text):
+    """Every channel connection an NCCL/RCCL debug log (NCCL_DEBUG=INFO) reports, in order:
+    dicts of channel, src, dst, direction ('send', 'receive' or ''), transport."""
+    return [{"channel": int(m[1]), "src": int(m[2]), "dst": int(m[3]), "direction": m[4] or "",
+             "transport": m[5]} for m in _NCCL_CHANNEL.finditer(text)]
 
 
 def read_run(text):

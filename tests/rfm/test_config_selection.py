@@ -150,6 +150,8 @@ def test_unknown_health_method_fails_instead_of_skipping(tmp_path):
     ("service_level=-5", "-S service_level=-5: an InfiniBand service level is 0 to 15"),
     ("service_level=3", "-S service_level=3: partition local:cpu has no InfiniBand service level"),
     ("PairMatrixCheck.perf_sizes=big", "-S perf_sizes=big"),
+    ("validate_every=-1", "-S validate_every=-1: must be >= 0"),
+    ("validate_sizes=1:banana", "-S validate_sizes=1:banana"),
 ])
 def test_bad_setvar_fails_every_selected_check(tmp_path, setvar, reason):
     report = tmp_path / "report.json"

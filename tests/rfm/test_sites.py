@@ -467,7 +467,7 @@ def test_health_mode_leonardo_one_launch(tmp_path):
 
 
 @pytest.mark.parametrize("mode, args", [
-    ("acceptance", "--sizes 1:1G --json gpucomm_results.json"),
+    ("acceptance", "--sizes 1:1G --json gpucomm_results.json --validate-every 1 --validate-sizes 8,1048576"),
     ("paper", "--sizes 1:1G --json gpucomm_results.json --iters 100"),
 ])
 def test_modes(tmp_path, mode, args):

@@ -126,6 +126,14 @@ def build_parser():
                        help="end the run (every rank, exit 124) if it lasts longer; 0 or unset: no limit")
         s.add_argument("--allow-shared-gpu", action="store_true",
                        help="allow two ranks of a node on one GPU")
+        s.add_argument("--validate-every", type=_positive_int, default=None, metavar="N",
+                       help="soak: check the received data after every Nth timed iteration too "
+                            "(outside the timed region; the sample holding it, its last iteration), "
+                            "count the wrong ones in the record's 'wrong' and fail naming the first "
+                            "(exit 4); default: once per size, after the last sample")
+        s.add_argument("--validate-sizes", default=None, metavar="SIZES",
+                       help="the sizes --validate-every applies to, in --sizes' syntax; each must be "
+                            "swept (default: every size)")
         if OPS[name].windowed:
             s.add_argument("--window", type=_positive_int, default=None, metavar="W",
                            help="messages sent back to back before the receiver's acknowledgement "
@@ -161,6 +169,7 @@ def main(argv=None):
     args = build_parser().parse_args(argv)
     try:
         sizes = parse_sizes(args.sizes)
+        validate_sizes = parse_sizes(args.validate_sizes) if args.validate_sizes else None
     except GpucommError as exc:
         return _early_error(exc, exc.exit_code)
     loop = args.loop or os.environ.get(LOOP_ENV, "").strip() or LOOP_AUTO
@@ -178,7 +187,7 @@ def main(argv=None):
                     allow_shared_gpu=args.allow_shared_gpu, quiet=args.quiet, timer=args.timer,
                     timeout=args.timeout or None,
                     ranks_per_node=args.ranks_per_node, window=getattr(args, "window", None),
-                    loop=loop,
+                    loop=loop, validate_every=args.validate_every, validate_sizes=validate_sizes,
                     op_args={k: getattr(args, k) for k in SUSTAINED_OPTIONS if hasattr(args, k)})
     try:
         return run(cfg)

@@ -16,17 +16,19 @@ from typing import List, Optional
 import numpy as np
 
 from ..constants import CCL, LOOP_AUTO
+from ..contract import VALIDATE_EVERY
 from ..errors import CapabilityError, GpucommError, PlausibilityError, ValidationError, collective
 from ..metrics import time_stats_us
 from .backend import make_backend
 from .context import Context, locate, make_context
-from .faults import check_requests, corruption_request, hang_exits, hang_request
+from .faults import CORRUPT, CORRUPT_EVERY, check_requests, corrupt_every_request, corruption_request, hang_exits, hang_request
 from .meta import nominal_limit, process_age_s, run_meta, timed_loop_fields
 from .methods import get_method
 from .methods.base import Method
 from .ops import get_operation
 from .ops.base import Operation
 from .output import Output
+from .soak import Soak
 from .timers import device_timed, make_timer
 from .watchdog import Watchdog
 
@@ -53,6 +55,8 @@ class RunConfig:
     window: Optional[int] = None     # bw: messages per window (None: the operation's default)
     loop: str = LOOP_AUTO            # the MPI methods' timed loop: auto, numba-mpi, mpi4py (fastloop)
     op_args: Optional[dict] = None   # an operation's own options (the aggressor's --duration ...)
+    validate_every: Optional[int] = None  # the soak: check the data after every Nth timed iteration
+    validate_sizes: Optional[List[int]] = None  # ... at these sizes (None: every size)
     quiet: bool = False
     sweep: bool = False              # one of several methods of one launch (set by run())
 
@@ -151,6 +155,15 @@ def run(cfg):
     if msg:
         raise collective(GpucommError(msg))
     op_cls.check_sizes(cfg.sizes)
+    if cfg.validate_every and op_cls.no_soak:
+        raise collective(GpucommError(f"--validate-every does not apply to {cfg.op}: {op_cls.no_soak}"))
+    if cfg.validate_sizes:
+        missing = [s for s in cfg.validate_sizes if s not in cfg.sizes]
+        if not cfg.validate_every or missing:
+            raise collective(GpucommError(
+                "--validate-sizes needs --validate-every" if not cfg.validate_every else
+                f"--validate-sizes: {', '.join(map(str, missing))} B not swept (--sizes: "
+                f"{', '.join(map(str, cfg.sizes))})"))
     check_requests(comm.size, cfg.sizes)
     if cfg.json_path:  # before the first size: a path that cannot be written is bad input now
         _collective(lambda: _writable(cfg.json_path) if comm.rank == 0 else None, comm)
@@ -199,6 +212,7 @@ class MethodRun:
     use_graph: bool                  # time samples as graph launches (until a capture fails)
     corrupt: Optional[tuple]         # test hooks (payload.faults): (rank, size) or None
     hang: Optional[tuple]
+    soak: Optional[Soak] = None      # --validate-every (or the intermittent corruption hook)
 
 
 def _run_method(cfg, comm, MPI, where, out, dog):
@@ -235,9 +249,16 @@ def _set_up(cfg, comm, MPI, where, out, dog):
     use_graph = _graph_wanted(cfg, method, backend)
     limit = nominal_limit(cfg, method, ctx, op)
     meta = run_meta(cfg, ctx, method, op, timer, use_graph, limit, age, t_setup)
+    corrupt, every, soak = corruption_request(), corrupt_every_request(), None
+    if cfg.validate_every or every:
+        soak = Soak(cfg.validate_every, cfg.validate_sizes, op, comm.rank, corrupt, every)
+    if cfg.validate_every:
+        meta[VALIDATE_EVERY] = cfg.validate_every
+    if every:
+        meta["test_hook"] = f"{CORRUPT}={':'.join(map(str, corrupt))} {CORRUPT_EVERY}={every}"
     out.begin(meta, op.case_label if op.has_cases else None)
     return MethodRun(cfg, ctx, method, op, timer, out, dog, meta, timed_loop_fields(method),
-                     *limit, use_graph, corruption_request(), hang_request())
+                     *limit, use_graph, None if every else corrupt, hang_request(), soak)
 
 
 def _allocate(cfg, ctx, method, op):
@@ -266,17 +287,21 @@ def _measure(run, size, case):
     if cfg.budget and warmup:
         iters = budget_iters(iters, cfg.budget, comm.allreduce(warm, op=run.ctx.MPI.MAX))
     batch = min(cfg.batch, iters) if cfg.batch else default_batch(size, iters)
+    if run.soak:
+        run.soak.start(size)
     times, graphed = _timed_samples(run, size, batch, -(-iters // batch))
     worst = op.reduce_times(times) * op.time_scale
+    soaked, wrong = run.soak.finish(comm, len(times) * batch) if run.soak else ({}, None)
     if run.corrupt and run.corrupt == (comm.rank, size):
         op.corrupt(size)
-    _collective(lambda: _raise_if(op.validate(size), ValidationError), comm)
+    if wrong is None:
+        _collective(lambda: _raise_if(op.validate(size), ValidationError), comm)
     stats = time_stats_us(worst)
     samples = len(times)
     rec = {"op": cfg.op, "method": cfg.method, "size": size, "iters": samples * batch,
            "batch": batch, "samples": samples, "warmup": warmup, "nranks": run.ctx.nranks,
-           "time_us": stats, "validated": True, "graph": graphed,
-           "timer": run.timer.name, **run.loop, **case,
+           "time_us": stats, "validated": wrong is None, "graph": graphed,
+           "timer": run.timer.name, **run.loop, **case, **soaked,
            "wall_s": round(time.perf_counter() - t_size, 3)}
     if run.meta.get("peer_sync"):
         rec["peer_sync"] = run.meta["peer_sync"]
@@ -284,6 +309,8 @@ def _measure(run, size, case):
     best = op.metrics(size, stats["min"] * 1e-6)
     rec["goodput_GBps_best"] = best["goodput_GBps"]
     run.out.record(rec)
+    if wrong is not None:
+        raise wrong
     _guard(run, size, case, best["busbw_GBps"])
 
 
@@ -313,6 +340,7 @@ def _timed_samples(run, size, batch, samples):
     A graph holds NCCL's captured work: ncclCommDestroy waits until every graph that captured
     the communicator is gone, so none outlives its size (nor the method, on an error)."""
     cfg, comm, op, timer, dog, hang = run.cfg, run.ctx.comm, run.op, run.timer, run.dog, run.hang
+    soak = run.soak
     backend = run.ctx.backend
     graph = None
     try:
@@ -334,6 +362,8 @@ def _timed_samples(run, size, batch, samples):
             if budget_spent(comm, t_timed, cfg.budget, i):
                 times = times[:i]
                 break
+            if soak is not None:  # between samples: re-arm after a check (not timed, nor budgeted)
+                t_timed += soak.before_sample()
             dog.waiting = None
             if hang == (comm.rank, size):  # test hook: this rank dies or stops answering
                 if hang_exits():
@@ -349,6 +379,10 @@ def _timed_samples(run, size, batch, samples):
                 op.loop(size, batch)
             times[i] = timer.stop() / batch
             dog.waiting = None
+            if soak is not None:
+                dog.waiting = "this rank's check of the sample's data (--validate-every)"
+                t_timed += soak.after_sample(i, batch)
+                dog.waiting = None
         return times, graph is not None
     finally:
         graph = None

@@ -1,6 +1,8 @@
 """Fault injection for the tests: every GPUCOMM_TEST_* hook, read and checked here.
 
 * GPUCOMM_TEST_CORRUPT=RANK:SIZE    damages one received byte of that rank at that size;
+* GPUCOMM_TEST_CORRUPT_EVERY=K      makes that damage intermittent: after every timed sample
+  that holds a multiple of K among its iterations (payload.soak), not once after the last;
 * GPUCOMM_TEST_HANG=RANK:SIZE       that rank stops answering there (with
   GPUCOMM_TEST_HANG_EXIT set: it exits at once, a killed rank);
 * GPUCOMM_TEST_SLOW_PAIR=I:J:SECONDS  the pair matrix's degraded link: rank I sleeps SECONDS in
@@ -18,6 +20,7 @@ import os
 from ..errors import GpucommError, collective
 
 CORRUPT, HANG, HANG_EXIT = "GPUCOMM_TEST_CORRUPT", "GPUCOMM_TEST_HANG", "GPUCOMM_TEST_HANG_EXIT"
+CORRUPT_EVERY = "GPUCOMM_TEST_CORRUPT_EVERY"
 SLOW_PAIR, IPC_REFUSED = "GPUCOMM_TEST_SLOW_PAIR", "GPUCOMM_TEST_IPC_REFUSED"
 
 
@@ -35,6 +38,19 @@ def _rank_size(var):
 def corruption_request():
     """(rank, size) of GPUCOMM_TEST_CORRUPT, or None."""
     return _rank_size(CORRUPT)
+
+
+def corrupt_every_request():
+    """K of GPUCOMM_TEST_CORRUPT_EVERY, or None; it needs GPUCOMM_TEST_CORRUPT (whose data)."""
+    spec = os.environ.get(CORRUPT_EVERY, "")
+    if not spec:
+        return None
+    if not spec.isdigit() or int(spec) < 1:
+        raise collective(GpucommError(f"bad {CORRUPT_EVERY}={spec!r}: expected a positive integer"))
+    if corruption_request() is None:
+        raise collective(GpucommError(f"{CORRUPT_EVERY}={spec} needs {CORRUPT}=RANK:SIZE "
+                                      "(whose received data, at which size)"))
+    return int(spec)
 
 
 def hang_request():
@@ -74,6 +90,7 @@ def check_requests(nranks, sizes):
             if size not in sizes:
                 raise collective(GpucommError(f"{var}={rank}:{size}: size {size} is not swept "
                                               f"(--sizes: {', '.join(map(str, sizes))})"))
+    corrupt_every_request()
     slow = slow_pair_request()
     if slow is not None and max(slow[:2]) >= nranks:
         raise collective(GpucommError(f"{SLOW_PAIR}: ranks {slow[0]} and {slow[1]} do not both "

@@ -71,6 +71,23 @@ def references_dir(start):
         here = parent
 
 
+def soak_sizes(validate_sizes, sizes):
+    """The swept sizes the soak applies to: every one ('' ), else those of ``validate_sizes``
+    that ``sizes`` sweeps (a mode sets one list for checks of different sweeps)."""
+    swept = parse_sizes(sizes)
+    return swept if not validate_sizes else [s for s in parse_sizes(validate_sizes) if s in swept]
+
+
+def soak_options(every, validate_sizes, sizes):
+    """The payload's soak options (--validate-every, --validate-sizes), or [] without a soak
+    or where the check sweeps none of ``validate_sizes``."""
+    chosen = soak_sizes(validate_sizes, sizes) if every > 0 else []
+    if not chosen:
+        return []
+    opts = ["--validate-every", str(every)]
+    return opts + (["--validate-sizes", ",".join(map(str, chosen))] if validate_sizes else [])
+
+
 class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
     """Base of every payload check.  Subclasses set ``op`` and a ``method`` parameter."""
 
@@ -86,6 +103,11 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
     batch = variable(int, value=0)
     #: timed seconds per size: fewer iterations where one is slow (0: no budget)
     budget = variable(float, value=0.0)
+    #: the soak, the payload's --validate-every: the data checked after every Nth timed
+    #: iteration too, a wrong one fails the check (0: once per size, after the last sample)
+    validate_every = variable(int, value=0)
+    #: the sizes the soak applies to ('': every size), those the check sweeps
+    validate_sizes = variable(str, value="")
     #: the timed loop as a CUDA/HIP graph where the method allows it: auto, on, off
     graph = variable(str, value="auto")
     #: bw: messages per window, the payload's --window (0: the payload's default, 64 as osu_bw)
@@ -185,13 +207,17 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
         except GpucommError as exc:
             raise ReframeError(f"-S sizes={self.sizes}: {exc}") from None
         for name, low in (("iters", 0), ("warmup", -1), ("batch", 0), ("budget", 0.0),
-                          ("ranks_per_node", 0), ("num_nodes", 1), ("window", 0)):
+                          ("ranks_per_node", 0), ("num_nodes", 1), ("window", 0), ("validate_every", 0)):
             if not getattr(self, name) >= low:  # NaN fails too
                 raise ReframeError(f"-S {name}={getattr(self, name)}: must be >= {low}")
         if not math.isfinite(self.budget):
             raise ReframeError(f"-S budget={self.budget}: must be a finite number of seconds (0: no budget)")
         if self.graph not in ("auto", "on", "off"):
             raise ReframeError(f"-S graph={self.graph}: choose auto, on or off")
+        try:
+            soak_sizes(self.validate_sizes, self.sizes)
+        except GpucommError as exc:
+            raise ReframeError(f"-S validate_sizes={self.validate_sizes}: {exc}") from None
         if self.loop not in LOOP_CHOICES:
             raise ReframeError(f"-S loop={self.loop}: choose {', '.join(LOOP_CHOICES)}")
         self.check_service_level()
@@ -271,6 +297,7 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
             opts += ["--window", str(self.window)]
         if self.loop != LOOP_AUTO:
             opts += ["--loop", self.loop]
+        opts += soak_options(self.validate_every, self.validate_sizes, self.sizes)
         limit_s = self.time_limit
         if limit_s:  # the payload's watchdog ends a hang before the scheduler does, saying where
             opts += ["--timeout", f"{max(30.0, 0.9 * float(limit_s) - 15):g}"]

@@ -48,6 +48,8 @@ class Aggressor(Operation):
     sustained = True
     #: one timed sample = the whole run
     fixed_iters = 1
+    no_soak = ("its one timed sample is the whole run, so there is nothing between samples to "
+               "check (its last iteration is validated)")
 
     def __init__(self, ctx, method):
         super().__init__(ctx, method)

@@ -28,6 +28,9 @@ class Operation:
     sustained = False
     #: whether cases() gives several measurements per size (their fields label the records)
     has_cases = False
+    #: None where --validate-every applies (the data checked between timed samples, then
+    #: prepare re-arms the buffers: payload.soak), else why it does not
+    no_soak = None
 
     def __init__(self, ctx, method):
         self.ctx = ctx

@@ -1,0 +1,194 @@
+"""The network path of one node, per NIC: two ranks on one node, one GPU each, with the
+intra-node shortcuts off, so that their traffic leaves through one NIC and comes back; every NIC
+of a node is tested without a second node (as CSCS's cxi loopback test and SuperBench's
+``NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1`` do).
+
+The partition names its NICs in ``extras['nics']`` = {"fabric": "ib" | "cxi" | "socket",
+"devices": [...]}; test case ``nic=i`` (a parameter: the node's i-th device, skipped where the
+node has fewer) pins both ranks to that device:
+
+* ccl: ``NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1`` (NCCL's environment documentation) and the
+  device: InfiniBand ``NCCL_IB_HCA==<hca>`` (the leading ``=``: that name exactly), Slingshot
+  ``FI_CXI_DEVICE_NAME=<cxi>`` (libfabric's fi_cxi(7): "Restrict CXI provider to specific CXI
+  devices"; aws-ofi-nccl opens its domains through libfabric), sockets
+  ``NCCL_SOCKET_IFNAME==<interface>`` with ``NCCL_NET=Socket``;
+* gpu-aware-mpi: UCX without its intra-node transports, ``UCX_TLS`` without ``sm`` and
+  ``cuda_ipc`` (``rc,cuda_copy`` on InfiniBand, ``tcp,cuda_copy`` on sockets) and
+  ``UCX_NET_DEVICES=<device>`` (UCX's FAQ / ``ucx_info -c``); on Slingshot (HPE Cray MPICH
+  over libfabric) ``MPIR_CVAR_NOLOCAL=1`` (MPICH's CVAR, alias MPICH_NO_LOCAL: every rank
+  treated as on another node) with ``FI_CXI_DEVICE_NAME``.
+
+The proof that the shortcut was off is NCCL's own word: with ``NCCL_DEBUG=INFO`` every channel
+connection is logged with its transport (contract.nccl_channels), and the check fails where any
+went P2P or SHM, or none went over the network at all.  UCX and MPICH print no such line by
+default: the MPI case rests on its environment, and its description says so.
+
+References: CSCS's cxi_gpu_loopback_bw minimum, 187 Gb/s with 2 % tolerance per NIC
+(eth-cscs/cscs-reframe-tests checks/system/network/cxi_gpu_loopback_bw.py), is the lower bound
+of a cxi NIC's goodput at the largest size (that test streams RDMA writes of 512 KiB; ours is
+the bw operation's window of messages, through NCCL or MPI: a bound, not the same measurement);
+elsewhere the check passes on its proof and says "no reference yet" (docs/sites/*.md's bring-up
+makes one).
+"""
+
+import glob
+import os
+
+import reframe.utility.sanity as sn
+from reframe.core.builtins import parameter, run_before, variable
+from reframe.core.exceptions import ReframeError, SanityError
+
+from ..constants import BW, CCL, GPU_AWARE_MPI, Extras
+from ..contract import BW_PERF_POINTS, nccl_channels
+from .base import GpucommCheck
+from .mixins import NCCL_DEBUG_FILE, NCCL_DEBUG_GLOB
+
+#: the most NICs a node has among the sites (one test case per index; a node with fewer
+#: skips the rest)
+MAX_NICS = 8
+#: the shortcuts NCCL takes inside a node, off (NCCL's environment variables documentation)
+NCCL_SHORTCUTS_OFF = {"NCCL_P2P_DISABLE": "1", "NCCL_SHM_DISABLE": "1", "NCCL_DEBUG": "INFO",
+                      "NCCL_DEBUG_FILE": NCCL_DEBUG_FILE}
+#: fabric -> method -> the variables that pin the traffic to one device ({nic}: its name)
+FABRICS = {
+    "ib": {CCL: {"NCCL_IB_HCA": "={nic}"},
+           GPU_AWARE_MPI: {"UCX_TLS": "rc,cuda_copy", "UCX_NET_DEVICES": "{nic}:1"}},
+    "cxi": {CCL: {"FI_CXI_DEVICE_NAME": "{nic}"},
+            GPU_AWARE_MPI: {"FI_CXI_DEVICE_NAME": "{nic}", "MPIR_CVAR_NOLOCAL": "1"}},
+    "socket": {CCL: {"NCCL_NET": "Socket", "NCCL_SOCKET_IFNAME": "={nic}"},
+               GPU_AWARE_MPI: {"UCX_TLS": "tcp,cuda_copy", "UCX_NET_DEVICES": "{nic}"}},
+}
+#: fabric -> the transport NCCL must name for every channel (aws-ofi-nccl's plugin name differs
+#: between versions: any NET/ transport on cxi)
+NET_TRANSPORT = {"ib": "NET/IB", "cxi": "NET/", "socket": "NET/Socket"}
+#: fabric -> (goodput lower bound GB/s at the largest size, tolerance, source)
+LOOPBACK_MINIMUM = {"cxi": (187 / 8, -0.02, "CSCS cxi_gpu_loopback_bw: 187 Gb/s per NIC")}
+#: the perf points: time per message at 8 B, goodput where the window streams
+NIC_PERF_POINTS = {k: BW_PERF_POINTS[k] for k in ("msgtime_8B", "goodput_64MiB")}
+
+
+@sn.deferrable
+def network_path_ok(log_glob, expected):
+    """True if every channel connection in the NCCL debug logs went over ``expected`` (a
+    transport prefix, e.g. NET/IB); else a SanityError naming the channels that did not."""
+    paths = sorted(glob.glob(log_glob))
+    if not paths:
+        raise SanityError(f"no NCCL debug log ({log_glob}): cannot tell which path NCCL took")
+    channels = []
+    for path in paths:
+        with open(path, errors="replace") as fp:
+            channels += nccl_channels(fp.read())
+    if not channels:
+        raise SanityError(f"no channel connection in the NCCL debug logs ({log_glob}, NCCL_DEBUG=INFO)")
+    bad = [c for c in channels if not c["transport"].startswith(expected)]
+    if bad:
+        shown = ", ".join(f"channel {c['channel']} {c['src']}->{c['dst']} via {c['transport']}"
+                          for c in bad[:4])
+        raise SanityError(f"{len(bad)} of {len(channels)} NCCL channels did not go over {expected}: "
+                          f"{shown} (the intra-node shortcut was not off)")
+    return True
+
+
+class NicPathBase(GpucommCheck):
+    """Two ranks of one node through one NIC (module docstring).  Subclasses set a ``method``
+    parameter (ccl, gpu-aware-mpi)."""
+
+    op = BW
+    #: the node's i-th NIC of extras['nics'] (a parameter: one test case per NIC)
+    nic = parameter(range(MAX_NICS))
+    sizes = "8,1M,64M"
+    window = 8  # as checks/bw.py
+    perf_points = NIC_PERF_POINTS
+    #: -S nics=a,b: the devices where the partition names none (a local machine: lo)
+    nics = variable(str, value="")
+    #: -S fabric=...: with -S nics, the fabric (ib, cxi, socket)
+    fabric = variable(str, value="socket")
+    tags = {"gpucomm", "nicpath"}
+
+    def nic_config(self):
+        """(fabric, devices) of this partition: -S nics, else extras['nics'], else (None, [])."""
+        if self.nics:
+            return self.fabric, [d.strip() for d in self.nics.split(",") if d.strip()]
+        conf = self.current_partition.extras.get(Extras.NICS) or {}
+        return conf.get("fabric"), list(conf.get("devices", []))
+
+    @property
+    def device(self):
+        devices = self.nic_config()[1]
+        return devices[self.nic] if self.nic < len(devices) else None
+
+    def check_variables(self):
+        super().check_variables()
+        fabric = self.nic_config()[0]
+        if fabric is not None and fabric not in FABRICS:
+            raise ReframeError(f"NIC fabric {fabric!r}: choose {', '.join(FABRICS)}")
+
+    def skip_reason(self):
+        fabric, devices = self.nic_config()
+        if not devices:
+            return (f"partition {self.current_partition.fullname} names no NICs "
+                    f"(extras['{Extras.NICS}'], or -S nics=... -S fabric=...)")
+        if self.nic >= len(devices):
+            return f"the node has {len(devices)} NIC(s): {', '.join(devices)}"
+        if self.method not in FABRICS[fabric]:
+            return f"{self.method} has no per-NIC path on {fabric}"
+        return super().skip_reason()
+
+    def set_tasks(self):
+        super().set_tasks()
+        self.num_tasks = self.num_tasks_per_node = 2  # two ranks of one node, one GPU each
+
+    def bandwidth_limit(self):
+        """The payload's guard: the node's network (one NIC carries at most all of it)."""
+        return self.current_partition.extras.get(Extras.NETWORK_BANDWIDTH) or super().bandwidth_limit()
+
+    def ranks_text(self):
+        return f"2 ranks of one node through NIC {self.device or '?'}"
+
+    def pinned(self, method):
+        """The variables that pin ``method``'s traffic to this test case's NIC."""
+        fabric = self.nic_config()[0]
+        if not self.device or fabric not in FABRICS:
+            return {}
+        env = {k: v.format(nic=self.device) for k, v in FABRICS[fabric].get(method, {}).items()}
+        return dict(env, **NCCL_SHORTCUTS_OFF) if method == CCL else env
+
+    def env_of(self, method):
+        return dict(super().env_of(method), **self.pinned(method))
+
+    @run_before("run")
+    def pin_per_rank_bindings(self):
+        """A site's per-rank table (config/bin/gpucomm-bind's GPUCOMM_BIND_<VAR>, e.g. one HCA
+        per local rank) would give each rank its own NIC: both ranks get the pinned one."""
+        for var, value in self.pinned(self.method).items():
+            if f"GPUCOMM_BIND_{var}" in self.env_vars:
+                self.env_vars[f"GPUCOMM_BIND_{var}"] = value
+
+    def set_references(self):
+        super().set_references()
+        fabric = self.nic_config()[0]
+        if fabric in LOOPBACK_MINIMUM and not getattr(self, "reference", None):
+            low, tol, _ = LOOPBACK_MINIMUM[fabric]
+            unit = NIC_PERF_POINTS["goodput_64MiB"][2]
+            self.reference = {"*": {"goodput_64MiB": (low, tol, None, unit)}}
+
+    def missing_reference(self):
+        fabric = self.nic_config()[0]
+        if fabric in LOOPBACK_MINIMUM:
+            return ""
+        return super().missing_reference()
+
+    def description(self):
+        what = "the NCCL log proves every channel went over the network" if self.method == CCL else \
+            "the environment turns the intra-node transports off (no log proof)"
+        return f"{self.op} with {self.method} through one NIC, intra-node shortcuts off: {what}"
+
+    def sanity_steps(self, run_ok):
+        steps = super().sanity_steps(run_ok)
+        fabric = self.nic_config()[0]
+        if self.method == CCL and fabric in NET_TRANSPORT:
+            steps.append(network_path_ok(os.path.join(self.stagedir, NCCL_DEBUG_GLOB), NET_TRANSPORT[fabric]))
+        return steps
+
+
+__all__ = ["NicPathBase", "network_path_ok"]

@@ -39,8 +39,9 @@ _HEALTH = _COMMON + _KEEP + ["--tag=health", "--setvar=PairMatrixCheck.budget=0.
 #: ReFrame's --distribute pins every selected test to one node, whatever its num_nodes (only
 #: single-node jobs can be distributed: ReFrame's manual; reframe-hpc/reframe#2498): the per-node
 #: part of acceptance selects the checks of one node, the network part the others
-_ONE_NODE = "--filter-expr=num_nodes == 1 or emulate_nodes"
-_ACROSS_NODES = "--filter-expr=num_nodes > 1 and not emulate_nodes"
+#: (ReFrame splits a mode's options as a shell does: the expression is quoted)
+_ONE_NODE = "--filter-expr='num_nodes == 1 or emulate_nodes'"
+_ACROSS_NODES = "--filter-expr='num_nodes > 1 and not emulate_nodes'"
 #: acceptance leaves out the health sweeps (tag sweep; the pair matrices, tagged health too, stay)
 _ACCEPTANCE = _COMMON + _KEEP + ["--exclude-tag=sweep", "--exclude-tag=noise"]
 

@@ -2,16 +2,16 @@
 run with ``--distribute=all``, and the node pair matrix across the nodes), a drain list and a pass
 list out.
 
-    gpucomm acceptance SESSION [--out DIR] [--min-gap 0.10] [--max-z 3.5]
+    gpucomm acceptance SESSION [--out DIR] [--min-gap 0.10] [--max-z 3.5] [--variables REGEX]
 
 SESSION: a ReFrame JSON run report (``--report-file``, config/results.py's per-session report),
 or the uuid of a session in ReFrame's results storage.
 
 Rule, per check and perf variable (one value per node): a node is an outlier when its value is
-worse than the fleet's median (lower for a bandwidth, higher for a time in us) by at least
-``--min-gap`` of the median, and its robust z-score, 0.6745 |value - median| / MAD (Iglewicz and
-Hoaglin's modified z-score; MAD the median absolute deviation), is above ``--max-z`` (or the MAD
-is 0).  Both must hold: the gap keeps a uniform fleet (tiny MAD) from flagging anything, the
+worse than the median of the other nodes (lower for a bandwidth, higher for a time in us) by at
+least ``--min-gap`` of that median, and its robust z-score against them, 0.6745 |log value -
+median| / MAD of the logarithms (Iglewicz and Hoaglin's modified z-score; MAD the median absolute
+deviation), is above ``--max-z`` (or the MAD is 0).  Both must hold: the gap keeps a uniform fleet (tiny MAD) from flagging anything, the
 z-score keeps a noisy variable from flagging its slowest node.  No reference is needed.
 A node pair matrix across nodes (variables named by node pairs, ``uni_256KiB_gcn4-gcn1``) is
 judged per node: each of its pairs against the pairs of the same class (switch distance) without
@@ -28,6 +28,7 @@ any node is to be drained, EXIT_BAD_INPUT (2) for an unreadable session (one lin
 import argparse
 import csv
 import json
+import math
 import os
 import re
 import statistics
@@ -131,14 +132,17 @@ def worse_by(value, median, unit):
 
 
 def outlier(value, others, unit, min_gap=MIN_GAP, max_z=MAX_Z):
-    """(median, gap, z) if ``value`` is an outlier against ``others`` (the fleet's values, which
-    may include it), else None."""
+    """(median, gap, z) if ``value`` is an outlier against ``others`` (the other nodes' values),
+    else None.  The z-score is taken on the logarithms: performance spreads by factors, and one
+    slow node among few must not widen the spread it is judged by."""
     med = statistics.median(others)
     gap = worse_by(value, med, unit)
-    if gap < min_gap:
-        return None
-    mad = statistics.median(abs(v - med) for v in others)
-    z = Z_SCALE * abs(value - med) / mad if mad else float("inf")
+    if gap < min_gap or value <= 0 or min(others) <= 0:
+        return (med, gap, float("inf")) if gap >= min_gap and value <= 0 else None
+    logs = [math.log(v) for v in others]
+    center = statistics.median(logs)
+    mad = statistics.median(abs(v - center) for v in logs)
+    z = Z_SCALE * abs(math.log(value) - center) / mad if mad else float("inf")
     return (med, gap, z) if z > max_z else None
 
 
@@ -148,17 +152,17 @@ def reason_text(gap, unit, med, z):
     return f"{gap:.0%} {side} the fleet median {med:.4g} {unit} ({zs})"
 
 
-def judge_nodes(values, units, min_gap=MIN_GAP, max_z=MAX_Z):
-    """Drain rows of the per-node variables: each node against every node of its check."""
+def judge_nodes(values, units, min_gap=MIN_GAP, max_z=MAX_Z, variables=None):
+    """Drain rows of the per-node variables: each node against the other nodes of its check."""
     rows = []
     for key, by_node in sorted(values.items()):
-        if len(by_node) < MIN_NODES:
-            continue
         check, _, var = key
+        if len(by_node) < MIN_NODES or (variables and not variables.search(var)):
+            continue
         unit = units[key]
-        fleet = list(by_node.values())
         for node, value in sorted(by_node.items()):
-            hit = outlier(value, fleet, unit, min_gap, max_z)
+            others = [v for n, v in by_node.items() if n != node]
+            hit = outlier(value, others, unit, min_gap, max_z)
             if hit:
                 med, gap, z = hit
                 rows.append(dict(node=node, check=check, variable=var, value=value, fleet_median=med,
@@ -181,7 +185,7 @@ def pair_classes(tc):
     return {}
 
 
-def judge_pairs(tc, min_gap=MIN_GAP, max_z=MAX_Z):
+def judge_pairs(tc, min_gap=MIN_GAP, max_z=MAX_Z, variables=None):
     """Drain rows of a node pair matrix across nodes (the module's docstring): per variable base
     and pair class, each node's pairs against the class's pairs without that node."""
     nodes = case_nodes(tc)
@@ -193,7 +197,7 @@ def judge_pairs(tc, min_gap=MIN_GAP, max_z=MAX_Z):
     groups = defaultdict(list)  # (base, class) -> [(a, b, value, unit)]
     for var, value, unit in perf_values(tc):
         m = pattern.match(var)
-        if not m:
+        if not m or (variables and not variables.search(var)):
             continue
         a, b = m.group("a"), m.group("b")
         cls = switch_distance(addrs[a], addrs[b]) if a in addrs and b in addrs else "all"
@@ -255,7 +259,7 @@ def scontrol_lines(drain):
     return lines
 
 
-def evaluate(cases, min_gap=MIN_GAP, max_z=MAX_Z):
+def evaluate(cases, min_gap=MIN_GAP, max_z=MAX_Z, variables=None):
     """(drain rows, pass rows, notes) of one session's test cases."""
     values, units = fleet_values(cases)
     nodes = sorted({n for tc in cases for n in case_nodes(tc) if tc.get("result") in ("pass", "fail")})
@@ -263,10 +267,10 @@ def evaluate(cases, min_gap=MIN_GAP, max_z=MAX_Z):
     if len(nodes) < MIN_NODES:
         notes.append(f"{len(nodes)} node(s): fewer than {MIN_NODES}, the fleet comparison cannot judge; "
                      "the verdict rests on the checks' references alone")
-    drain = judge_nodes(values, units, min_gap, max_z)
+    drain = judge_nodes(values, units, min_gap, max_z, variables)
     for tc in cases:
         if len(case_nodes(tc)) > 1 and tc.get("result") in ("pass", "fail"):
-            drain += judge_pairs(tc, min_gap, max_z)
+            drain += judge_pairs(tc, min_gap, max_z, variables)
     failed, more = failed_rows(cases)
     drain += failed
     notes += more
@@ -296,13 +300,15 @@ def main(argv=None):
                     help=f"smallest gap to the fleet median that flags a node (default {MIN_GAP})")
     ap.add_argument("--max-z", type=float, default=MAX_Z,
                     help=f"robust z-score above which a node is an outlier (default {MAX_Z})")
+    ap.add_argument("--variables", metavar="REGEX", type=re.compile,
+                    help="judge only the perf variables matching REGEX (e.g. goodput: bandwidths only)")
     args = ap.parse_args(argv)
     try:
         cases = read_session(args.session)
     except SessionError as exc:
         print(f"{ERROR_PREFIX} {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    drain, passed, notes = evaluate(cases, args.min_gap, args.max_z)
+    drain, passed, notes = evaluate(cases, args.min_gap, args.max_z, args.variables)
     os.makedirs(args.out, exist_ok=True)
     write_csv(os.path.join(args.out, "drain.csv"), DRAIN_FIELDS, drain)
     write_csv(os.path.join(args.out, "pass.csv"), PASS_FIELDS, passed)

@@ -113,6 +113,7 @@ def node_pair_case(nodes, values):
     perf["min_pair_uni_256KiB"] = (min(v for v, _ in perf.values()), "GB/s")
     tc = case(nodes[0], "NodePairMatrixCheck %method=host", perf)
     tc["job_nodelist"] = list(nodes)
+    tc["display_name"] = "NodePairMatrixCheck %method=host /4567cdef"  # not distributed: no node pinned
     return tc
 
 

@@ -86,12 +86,12 @@ def read_session(source):
 
 
 def case_nodes(tc):
-    """The nodes a test case ran on: Slurm's node list, else the node ``--distribute`` pinned."""
-    nodes = list(tc.get("job_nodelist") or [])
-    if not nodes:
-        m = _NID.search(tc.get("display_name") or "")
-        nodes = [m.group(1)] if m else []
-    return nodes
+    """The nodes a test case ran on: the node ``--distribute`` pinned it to, else Slurm's node
+    list (which ReFrame's squeue scheduler can miss for a short job: 'None')."""
+    m = _NID.search(tc.get("display_name") or "")
+    if m:
+        return [m.group(1)]
+    return [n for n in tc.get("job_nodelist") or [] if n and n != "None"]
 
 
 def perf_values(tc):

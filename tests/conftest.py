@@ -121,6 +121,7 @@ def _share_the_machine(request):
 #: links): each set runs on one worker, one test after the other, and is handed out first (the
 #: longest chain of the suite)
 SHARED_CLUSTERS = {"test_cluster.py": "cluster-4-node", "test_noise_cluster.py": "cluster-4-node",
+                   "test_acceptance_cluster.py": "cluster-4-node",
                    "test_slurm_ci.py": "cluster-1-node"}
 #: a module that defines one of these builds one expensive set-up its tests read: its tests
 #: stay on one worker instead of each worker building it again

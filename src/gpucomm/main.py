@@ -7,6 +7,7 @@ import sys
 #: subcommand -> ("module:function" taking the remaining arguments, the extra it needs)
 TOOLS = {"report": ("gpucomm.analysis.report:main", "report"),
          "tolerances": ("gpucomm.analysis.tolerances:main", "report"),
+         "acceptance": ("gpucomm.analysis.acceptance:main", "report"),
          "probe": ("gpucomm.site.probe:main", None),
          "preflight": ("gpucomm.site.preflight:main", None)}
 

@@ -3,6 +3,7 @@ variable and the references it implies out, as a table and as YAML for config/re
 
     gpucomm tolerances REPORT.json... [--pool OLDER.json...] [--fresh-only REGEX]
                         [--pairs-pooled] [--judge LATER.json...] [--yaml OUT.yaml] [--md OUT.md]
+    gpucomm tolerances --fleet SESSION [--yaml OUT.yaml] [--md OUT.md]
 
 --pool adds an earlier study's reports (another session, maybe another machine instance: a
 wider view of the healthy spread); --fresh-only names the variables ("CHECK VARIABLE", a regular
@@ -11,6 +12,9 @@ expression) whose method changed since, which take their values from REPORT.json
 into one per pair class (uni_256MiB), as PairMatrixCheck's references are given (one class
 on an NVSwitch or fully linked node); --judge checks runs that took no part in the study
 against the proposed references (an independent validation) and lists each run's verdict.
+--fleet takes the values from one healthy acceptance session of many nodes instead (the per-node
+checks of ``--distribute=all``, gpucomm.analysis.acceptance): one value per node, the node class's
+references from the spread between nodes.
 
 Rule (one, for every variable): the reference is the median over the runs; the slowest healthy
 run is moved half the healthy range (median to slowest) further out; a bandwidth may fall to
@@ -55,6 +59,17 @@ def collect(paths, pairs_pooled=False):
     return values, units
 
 
+def fleet_collect(session):
+    """collect()'s tables from one acceptance session: the values of every node."""
+    from .acceptance import SessionError, fleet_values, read_session
+    try:
+        values, units = fleet_values(read_session(session))
+    except SessionError as exc:
+        print(f"tolerances: {exc}", file=sys.stderr)
+        return {}, {}
+    return {k: list(v.values()) for k, v in values.items()}, units
+
+
 def propose(vals, unit):
     """[ref, lower, upper, unit] (ReFrame's relative thresholds) from the healthy values."""
     med = statistics.median(vals)
@@ -94,7 +109,9 @@ def judge(paths, refs, pairs_pooled):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("reports", nargs="+")
+    ap.add_argument("reports", nargs="*")
+    ap.add_argument("--fleet", metavar="SESSION",
+                    help="one healthy acceptance session (report or stored uuid): one value per node")
     ap.add_argument("--pool", nargs="+", default=[], metavar="REPORT", help="earlier healthy runs, pooled in")
     ap.add_argument("--fresh-only", metavar="REGEX",
                     help="variables ('CHECK VARIABLE') that take no values from --pool")
@@ -104,7 +121,12 @@ def main(argv=None):
     ap.add_argument("--yaml", help="write the proposed references (by check, partition, variable)")
     ap.add_argument("--md", help="write the spread table (markdown)")
     args = ap.parse_args(argv)
-    values, units = collect(args.reports, args.pairs_pooled)
+    if bool(args.reports) == bool(args.fleet):
+        ap.error("give the reports of repeated runs, or --fleet SESSION")
+    if args.fleet:
+        values, units = fleet_collect(args.fleet)
+    else:
+        values, units = collect(args.reports, args.pairs_pooled)
     if args.pool:
         fresh = re.compile(args.fresh_only) if args.fresh_only else None
         older, _ = collect(args.pool, args.pairs_pooled)

@@ -3,7 +3,7 @@ small plugins, no @simple_test here).
 
 * ``base.GpucommCheck``: one payload operation with one method;
 * ``sweep.SweepCheck``: every offered method of one operation in one launch (health mode);
-* ``pairs.PairMatrixBase``: every GPU pair of a node, per-pair references;
+* ``pairmatrix.PairMatrixBase``: every GPU pair of a node, per-pair references;
 * ``native.NativeCheck``: OSU and nccl-tests with the payload's perf variable names;
 * ``noise.NoiseBase``: a victim quiet and under an aggressor in one job (the noise mode);
 * ``mixins``: site options and multi-node placement, one plugin each;
@@ -13,7 +13,7 @@ small plugins, no @simple_test here).
 
 from .base import GpucommCheck
 from .native import NativeCheck
-from .pairs import PairMatrixBase
+from .pairmatrix import PairMatrixBase
 from .sweep import SweepCheck
 
 __all__ = ["GpucommCheck", "NativeCheck", "PairMatrixBase", "SweepCheck"]

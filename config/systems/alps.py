@@ -45,7 +45,7 @@ Sources:
 
 import os
 
-from gpucomm.constants import NO_MULTICAST_ENV
+from gpucomm.constants import NO_MULTICAST_ENV, Extras
 from gpucomm.site.siteconf import (bind_wrapper, env_list, gpu_binding, gpu_resource, python,
                               slurm_access)
 
@@ -128,31 +128,31 @@ site_configuration = {
             "resources": [gpu_resource("--gpus-per-node={num_gpus_per_node}")],
             "extras": {
                 # guard (GB/s): largest GPU-pair link (Fig. 3: 1200 Gb/s = 150 GB/s) ...
-                "link_bandwidth_GBps": 150,
+                Extras.LINK_BANDWIDTH: 150,
                 # ... and a GPU's links to all 3 peers (Figs. 5/6: 3600 Gb/s = 450 GB/s) ...
-                "gpu_bandwidth_GBps": 450,
+                Extras.GPU_BANDWIDTH: 450,
                 # ... and the node's 4 NICs, a multi ping-pong's bound (Fig. 7: 800 Gb/s)
-                "network_bandwidth_GBps": 100,
+                Extras.NETWORK_BANDWIDTH: 100,
                 # one Slingshot NIC per GH200, cxi0..cxi3 (cscs-reframe-tests cxi_gpu_loopback_bw.py)
-                "nics": {"fabric": "cxi", "devices": ["cxi0", "cxi1", "cxi2", "cxi3"]},
+                Extras.NICS: {"fabric": "cxi", "devices": ["cxi0", "cxi1", "cxi2", "cxi3"]},
                 # where two nodes sit on the Slingshot dragonfly: one switch through Slurm.  The
                 # paper's 2024 node pairs for different switch / group (blink:sbatch/alps/
                 # two-nodes-diff-{switch,group}.sbatch) are not configured: node ids change with
                 # every reconfiguration; give current nodes with -S nodelist=... (docs/sites/alps.md)
-                "placement_options": {"same-switch": ["--switches=1"]},
+                Extras.PLACEMENT_OPTIONS: {"same-switch": ["--switches=1"]},
                 # the noise study (checks/noise.py, --mode noise only): victim 2 nodes + aggressor 2
                 # nodes in one job; Slurm can put all four on one leaf switch (--switches=1); the
                 # other layouts need given nodes (-S victim_nodelist=... -S aggressor_nodelist=...)
-                "noise": {"aggressor_nodes": 2, "layouts": {"same-switch": {"job": ["--switches=1"]}}},
+                Extras.NOISE: {"aggressor_nodes": 2, "layouts": {"same-switch": {"job": ["--switches=1"]}}},
                 # --mpi=cray_shasta: Cray MPICH in a uenv (cscs-rfm:checks/mixins/
                 # uenv_slurm_mpi_options.py).  (The checks put the bind wrapper after every other
                 # launcher option, the environment's too: rfm.mixins.launcher_options.)
                 # paper configuration: blink:conf/alps.sh (--cpu-bind=map_cpu=1,73,145,217)
-                "launcher_options": ["--mpi=cray_shasta", "--cpu-bind=map_cpu:1,73,145,217",
-                                     bind_wrapper(__file__)],
+                Extras.LAUNCHER_OPTIONS: ["--mpi=cray_shasta", "--cpu-bind=map_cpu:1,73,145,217",
+                                          bind_wrapper(__file__)],
                 # one GPU per task = CUDA_VISIBLE_DEVICES=$SLURM_LOCALID, which CSCS documents as
                 # what --gpus-per-task=1 does (cscs-docs:docs/running/slurm.md "One rank per GPU")
-                "method_env_vars": gpu_binding("CUDA_VISIBLE_DEVICES", range(4)),
+                Extras.METHOD_ENV_VARS: gpu_binding("CUDA_VISIBLE_DEVICES", range(4)),
             },
         }],
     }],
@@ -168,15 +168,15 @@ site_configuration = {
         "extras": {
             # the payload's interpreter: the venv of docs/sites/alps.md (GPUCOMM_PYTHON), else
             # python3 of the uenv view, which cannot import gpucomm
-            "python": python(required=True),
-            "recipe": "docs/sites/alps.md",
-            "job_options": [f"--uenv={UENV}" + (f",{VENV_IMAGE}" if VENV_IMAGE else ""),
-                            "--view=default"],
+            Extras.PYTHON: python(required=True),
+            Extras.RECIPE: "docs/sites/alps.md",
+            Extras.JOB_OPTIONS: [f"--uenv={UENV}" + (f",{VENV_IMAGE}" if VENV_IMAGE else ""),
+                                 "--view=default"],
             # per method (rfm.mixins.SiteOptions): GPU support only where MPI gets device
             # buffers; NCCL's variables for ccl only (ipc-copy's MPI messages are host handles
             # and flags).  The health sweep merges the entries of the methods it runs and
             # launches gpu-aware-mpi separately (MPICH_GPU_SUPPORT_ENABLED differs)
-            "method_env_vars": {
+            Extras.METHOD_ENV_VARS: {
                 "host": HOST_ENV,
                 "staging": HOST_ENV,
                 "gpu-aware-mpi": GPU_AWARE_ENV,
@@ -185,16 +185,16 @@ site_configuration = {
                 "nvshmem": NVSHMEM_ENV,
             },
             # nvshmem between nodes: the transport NVSHMEM_ENV selects (rfm.availability)
-            "nvshmem_remote_transport": "libfabric",
+            Extras.NVSHMEM_REMOTE_TRANSPORT: "libfabric",
             # the log line that proves NCCL used the aws-ofi-nccl plugin over the cxi provider,
             # with NCCL_DEBUG=INFO: cscs-rfm:checks/microbenchmarks/xccl/xccl_tests.py
             # (assert_sanity); every ccl check and the sweep's ccl part write NCCL's log to
             # gpucomm_nccl_debug.*.log (NCCL_DEBUG_FILE) and fail without it
-            "ccl_net_check": {"env": {"NCCL_DEBUG": "INFO", "NCCL_DEBUG_SUBSYS": "INIT,NET"},
-                              "pattern": r"NET/OFI Selected [pP]rovider is cxi"},
+            Extras.CCL_NET_CHECK: {"env": {"NCCL_DEBUG": "INFO", "NCCL_DEBUG_SUBSYS": "INIT,NET"},
+                                   "pattern": r"NET/OFI Selected [pP]rovider is cxi"},
             # the plugin ships in prgenv-gnu's default view; with --view=modules it is the
             # module 'aws-ofi-nccl' (cscs-docs: nccl.md); nomod here, so data only
-            "ccl_plugin_module": os.environ.get("GPUCOMM_ALPS_CCL_PLUGIN", "aws-ofi-nccl"),
+            Extras.CCL_PLUGIN_MODULE: os.environ.get("GPUCOMM_ALPS_CCL_PLUGIN", "aws-ofi-nccl"),
         },
     }],
 }

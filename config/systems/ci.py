@@ -31,6 +31,8 @@ cluster the Slurm commands talk to (SLURM_CONF):
 import os
 import sys
 
+from gpucomm.constants import Extras
+
 #: first line of the slurm.conf that .ci/cluster-up.sh writes
 CLUSTER_MARK = "# written by gpucomm .ci/cluster-up.sh"
 
@@ -58,7 +60,7 @@ ONE_NODE = {
     "max_jobs": 1,
     "time_limit": "5m",
     # one node: multi-node checks run emulated there (-S emulate_nodes=y)
-    "extras": {"launcher_options": ["--mpi=pmix"], "nodes": 1},
+    "extras": {Extras.LAUNCHER_OPTIONS: ["--mpi=pmix"], Extras.NODES: 1},
 }
 
 #: nodes gcn1..gcn4: gcn1, gcn2 on switch leaf1, gcn3, gcn4 on leaf2 (.ci/cluster-up.sh)
@@ -89,23 +91,23 @@ CLUSTER = {
         ["PYTHONUNBUFFERED", "1"],
     ],
     "extras": {
-        "launcher_options": ["--mpi=pmix"],
-        "nodes": 4,
+        Extras.LAUNCHER_OPTIONS: ["--mpi=pmix"],
+        Extras.NODES: 4,
         # same switch: Slurm's topology/tree allocation; different switch: one node of each leaf
         # (Slurm has no option for "spread over switches"); different-group: none on this tree
-        "placement_options": {"same-switch": ["--switches=1"],
-                              "different-switch": ["--nodelist=gcn1,gcn3"]},
+        Extras.PLACEMENT_OPTIONS: {"same-switch": ["--switches=1"],
+                                   "different-switch": ["--nodelist=gcn1,gcn3"]},
         # Slurm's topology/tree gives every task SLURM_TOPOLOGY_ADDR: a placement the job cannot
         # confirm fails here (instead of skipping); the node pair matrix's classes are the
         # switch distances of its node pairs
-        "topology": "tree",
+        Extras.TOPOLOGY: "tree",
         # the noise study (checks/noise.py, --mode noise): victim and aggressor 2 nodes each; the
         # victim across the shaped inter-switch link with the aggressor over the same link, or
         # inside leaf1 with the aggressor inside leaf2
         # (the aggressor's step: 4 TCP connections per peer, Open MPI's btl_tcp_links, so that
         # its 2 streams a direction are 8 flows against the victim's 1 on the shaped link,
         # for no more CPU)
-        "noise": {"aggressor_nodes": 2, "aggressor_env": {"OMPI_MCA_btl_tcp_links": "4"}, "layouts": {
+        Extras.NOISE: {"aggressor_nodes": 2, "aggressor_env": {"OMPI_MCA_btl_tcp_links": "4"}, "layouts": {
             "shared-link": {"job": ["--nodelist=gcn[1-4]"], "victim": "gcn1,gcn3",
                             "aggressor": "gcn2,gcn4"},
             "apart": {"job": ["--nodelist=gcn[1-4]"], "victim": "gcn1,gcn2", "aggressor": "gcn3,gcn4"},
@@ -127,7 +129,7 @@ site_configuration = {
         "target_systems": ["ci"],
         "features": ["mpi"],
         "env_vars": [["PMIX_MCA_psec", "native"]],
-        "extras": {"python": sys.executable},
+        "extras": {Extras.PYTHON: sys.executable},
     }],
     # squeue on this machine's own slurmctld answers in milliseconds: poll at least twice a
     # second, so that a job of a few seconds is seen to end when it does (ReFrame's default rate

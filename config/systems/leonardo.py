@@ -41,6 +41,7 @@ Sources:
 
 import os
 
+from gpucomm.constants import Extras
 from gpucomm.site.siteconf import (bind_wrapper, env_list, gpu_binding, gpu_resource, python,
                               slurm_access)
 
@@ -99,35 +100,35 @@ site_configuration = {
             "resources": [gpu_resource("--gres=gpu:{num_gpus_per_node}")],
             "extras": {
                 # guard (GB/s): GPU-pair link (Fig. 3: 800 Gb/s = 100 GB/s) ...
-                "link_bandwidth_GBps": 100,
+                Extras.LINK_BANDWIDTH: 100,
                 # ... and a GPU's links to all 3 peers (Figs. 5/6: 2400 Gb/s = 300 GB/s) ...
-                "gpu_bandwidth_GBps": 300,
+                Extras.GPU_BANDWIDTH: 300,
                 # ... and the node's 4 HDR100 ports, a multi ping-pong's bound (Fig. 7: 400 Gb/s)
-                "network_bandwidth_GBps": 50,
+                Extras.NETWORK_BANDWIDTH: 50,
                 # the 4 HDR100 ports (the module docstring's mlx5_0..mlx5_3)
-                "nics": {"fabric": "ib", "devices": ["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3"]},
+                Extras.NICS: {"fabric": "ib", "devices": ["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3"]},
                 # QOS of boost_usr_prod by job size, as data: the first entry whose bound is >= the
                 # job's node count; none past max_nodes (qos-copy, THIRD-PARTY: normal max 64
                 # nodes 24 h, boost_qos_bprod min 65 max 256 nodes 24 h).  boost_qos_dbg (<= 2
                 # nodes, 30 min) is a choice for quick runs (SBATCH_QOS=boost_qos_dbg), not a
                 # size rule.  rfm.mixins.MultiNode writes --qos= by node count (SBATCH_QOS wins)
                 # and skips a job above max_nodes, saying so
-                "qos_by_nodes": [[64, "normal"], [256, "boost_qos_bprod"]],
-                "max_nodes": 256,
+                Extras.QOS_BY_NODES: [[64, "normal"], [256, "boost_qos_bprod"]],
+                Extras.MAX_NODES: 256,
                 # InfiniBand: -S service_level=N sets these (an error on other partitions)
-                "service_level_vars": SERVICE_LEVEL_VARS,
+                Extras.SERVICE_LEVEL_VARS: SERVICE_LEVEL_VARS,
                 # one leaf switch through Slurm's topology/tree; other placements need given
                 # nodes (-S nodelist=...): Slurm has no option for "apart"
-                "placement_options": {"same-switch": ["--switches=1"]},
+                Extras.PLACEMENT_OPTIONS: {"same-switch": ["--switches=1"]},
                 # the noise study (checks/noise.py, --mode noise only): victim 2 nodes + aggressor 2
                 # nodes in one job; Slurm can put all four on one leaf switch (--switches=1); the
                 # other layouts need given nodes (-S victim_nodelist=... -S aggressor_nodelist=...)
-                "noise": {"aggressor_nodes": 2, "layouts": {"same-switch": {"job": ["--switches=1"]}}},
+                Extras.NOISE: {"aggressor_nodes": 2, "layouts": {"same-switch": {"job": ["--switches=1"]}}},
                 # 8 cores per task in block order: tasks 0,1 on cores 0-15, tasks 2,3 on 16-31
                 # (--cpus-per-task=8: blink-gpu:sbatch/leonardo/scriptgenerator4leonardo.sh; the
                 # paper's srun pinning was --cpu-bind=socket, blink:conf/leonardo.sh)
-                "launcher_options": ["--cpus-per-task=8", "--cpu-bind=cores", bind_wrapper(__file__)],
-                "method_env_vars": gpu_binding(
+                Extras.LAUNCHER_OPTIONS: ["--cpus-per-task=8", "--cpu-bind=cores", bind_wrapper(__file__)],
+                Extras.METHOD_ENV_VARS: gpu_binding(
                     "CUDA_VISIBLE_DEVICES", range(4),
                     UCX_NET_DEVICES=[f"mlx5_{i}:1" for i in range(4)]),
             },
@@ -146,10 +147,10 @@ site_configuration = {
         "extras": {
             # the payload's interpreter: the venv of docs/sites/leonardo.md (GPUCOMM_PYTHON);
             # the system python3 (3.6) cannot run gpucomm
-            "python": python(required=True),
-            "recipe": "docs/sites/leonardo.md",
+            Extras.PYTHON: python(required=True),
+            Extras.RECIPE: "docs/sites/leonardo.md",
             # per method (rfm.mixins.SiteOptions; the health sweep merges the ones it runs)
-            "method_env_vars": {
+            Extras.METHOD_ENV_VARS: {
                 "host": UCX_ENV,
                 "staging": UCX_ENV,
                 "gpu-aware-mpi": UCX_ENV,
@@ -160,16 +161,16 @@ site_configuration = {
             # unless -S service_level is given: the first SL of the check's family;
             # SL 0 for the two-node runs (blink:sbatch/leonardo/two-nodes.sbatch), SL 1 and 0 for
             # the scaling collectives (many-nodes-coll.sbatch); conf/leonardo.sh's default is 1
-            "paper_service_levels": {"two-node": [0], "scaling": [1, 0], "default": 1},
+            Extras.PAPER_SERVICE_LEVELS: {"two-node": [0], "scaling": [1, 0], "default": 1},
             # the log line that proves which network NCCL chose, with NCCL_DEBUG=INFO (NCCL
             # src/init.cc: INFO(NCCL_INIT, "Using network %s")); IB expected here
-            "ccl_net_check": {"env": {"NCCL_DEBUG": "INFO", "NCCL_DEBUG_SUBSYS": "INIT,NET"},
-                              "pattern": r"NCCL INFO Using network IB"},
+            Extras.CCL_NET_CHECK: {"env": {"NCCL_DEBUG": "INFO", "NCCL_DEBUG_SUBSYS": "INIT,NET"},
+                                   "pattern": r"NCCL INFO Using network IB"},
         },
     }],
     # ReFrame loads the modules into itself to resolve conflicts unless this is off, which needs
     # Lmod where the script is generated; off, a dry-run works anywhere and writes the same script
-    # (on the site Lmod itself swaps modules of one family).  Needs config/settings.py to merge
-    # the files' "general" sections; until then, export RFM_RESOLVE_MODULE_CONFLICTS=n off-site.
+    # (on the site Lmod itself swaps modules of one family).  config/settings.py merges every
+    # system file's "general" section.
     "general": [{"resolve_module_conflicts": False, "target_systems": ["leonardo"]}],
 }

@@ -16,16 +16,18 @@ reference set applies only to the node class it was measured on.
 import os
 import sys
 
+from gpucomm.constants import NO_MULTICAST_ENV, Extras
+from gpucomm.contract import ERROR_PREFIX
 from gpucomm.errors import GpucommError
 from gpucomm.site.probe import node_info
-from gpucomm.constants import NO_MULTICAST_ENV
 from gpucomm.site.siteconf import local_gpu_aware, local_mpirun_options
 
 _info = node_info()
 _features, _env_features, _env_vars, _launcher_opts = [], [], [], []
 _devices = []
-# one node: multi-node checks run emulated here, as rank groups (-S emulate_nodes=y)
-_extras = {"gpus_per_node": _info["gpu_count"], "gpu_model": _info["gpu_model"], "nodes": 1}
+# one node: multi-node checks run emulated here, as rank groups (-S emulate_nodes=y); the GPUs
+# are the partition's devices, their model its description
+_extras = {Extras.NODES: 1}
 
 if _info["gpu_count"]:
     _part = f"{_info['gpu_slug']}x{_info['gpu_count']}"
@@ -58,7 +60,7 @@ if _gpu_aware["options"]:
 try:
     _launcher_opts += local_mpirun_options(_info)
 except GpucommError as exc:
-    sys.exit(f"gpucomm: error: {exc}")
+    sys.exit(f"{ERROR_PREFIX} {exc}")
 
 _descr = (f"autodetected: {_info['gpu_count']} x {_info['gpu_model']}" if _info["gpu_count"]
           else "autodetected: CPU only")
@@ -86,8 +88,8 @@ site_configuration = {
         "target_systems": ["local"],
         "features": _env_features,
         "env_vars": _env_vars,
-        "extras": {"python": _info["python"], "launcher_options": _launcher_opts,
-                   "gpu_aware_mpi_level": _gpu_aware["level"]},
+        "extras": {Extras.PYTHON: _info["python"], Extras.LAUNCHER_OPTIONS: _launcher_opts,
+                   Extras.GPU_AWARE_MPI_LEVEL: _gpu_aware["level"]},
     }],
     # a local job is a process: poll it often, so that a check of a few seconds is seen to end
     # within a fraction of a second (ReFrame's default rate decays to one poll per 10 s)

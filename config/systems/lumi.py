@@ -44,6 +44,7 @@ Sources:
 
 import os
 
+from gpucomm.constants import Extras
 from gpucomm.site.siteconf import (bind_wrapper, env_list, gpu_binding, gpu_resource, python,
                               slurm_access)
 
@@ -136,16 +137,15 @@ site_configuration = {
             "resources": [gpu_resource("--gpus-per-node={num_gpus_per_node}")],
             "extras": {
                 # guard (GB/s): the fastest GCD pair, 0-1 (Figs. 3/4: 1600 Gb/s = 200 GB/s) ...
-                "link_bandwidth_GBps": 200,
+                Extras.LINK_BANDWIDTH: 200,
                 # ... and GCD 0 to all 7 peers, the sum of Fig. 4's bar tops (4800 Gb/s) ...
-                "gpu_bandwidth_GBps": 600,
+                Extras.GPU_BANDWIDTH: 600,
                 # ... and the node's 4 NICs, a multi ping-pong's bound (Fig. 7: 800 Gb/s)
-                "network_bandwidth_GBps": 100,
+                Extras.NETWORK_BANDWIDTH: 100,
                 # 4 Slingshot-11 NICs per node, cxi0..cxi3 (the cxi driver's names; unconfirmed on LUMI)
-                "nics": {"fabric": "cxi", "devices": ["cxi0", "cxi1", "cxi2", "cxi3"]},
+                Extras.NICS: {"fabric": "cxi", "devices": ["cxi0", "cxi1", "cxi2", "cxi3"]},
                 # the largest job of the partition in use (lumi-ug partitions.md)
-                "max_nodes": MAX_NODES.get(PARTITION),
-                "max_nodes_by_partition": MAX_NODES,
+                Extras.MAX_NODES: MAX_NODES.get(PARTITION),
                 # GCD pairs by nominal Infinity Fabric bandwidth (Gb/s per direction), the
                 # pair-matrix check's reference classes (gpucomm.pairs.pair_class).  Sourced:
                 # the two GCDs of one MI250X, 1600 (LUMI docs: in-package IF 400 GB/s
@@ -153,16 +153,16 @@ site_configuration = {
                 # 0-7 = 800 and 0-2..0-5 = 400.  ASSUMED, not checked on a node: the other
                 # cross-module pairs by the same module symmetry (modules 0-3 and 1-2 joined by
                 # dual links, the rest single); verify with `rocm-smi --showtopo` on LUMI-G.
-                "pair_classes": {"1600": ["0-1", "2-3", "4-5", "6-7"],
-                                 "800": ["0-6", "0-7", "1-6", "1-7", "2-4", "2-5", "3-4", "3-5"],
-                                 "default": "400"},
+                Extras.PAIR_CLASSES: {"1600": ["0-1", "2-3", "4-5", "6-7"],
+                                      "800": ["0-6", "0-7", "1-6", "1-7", "2-4", "2-5", "3-4", "3-5"],
+                                      "default": "400"},
                 # paper configuration: the two-node multi ping-pong's layout, which
                 # MultiPingPongCheck (pairs=all) uses instead of every GCD (checks/internode.py).  blink:sbatch/lumi/two-nodes.sbatch (sc24 and main):
                 # PPN_GPU=4 for pp-nccl AND pp-cudaaware, PPN_CPU=4 for pp-mpi, GCD order
                 # USER_HIP_GPU_MAP="1,3,5,7,0,2,4,6", pinning map_cpu:57,25,9,41,49,17,1,33, so
                 # 4 ranks on GCDs 1,3,5,7 with cores 57,25,9,41.  (Until 2024-03-31, commit
                 # a3504513, that file had PPN_GPU=8 for both GPU methods.)
-                "multi_pingpong": {
+                Extras.MULTI_PINGPONG: {
                     "ranks_per_node": {"host": 4, "staging": 4, "gpu-aware-mpi": 4, "ccl": 4,
                                        "ipc-copy": None},
                     "gcds": [1, 3, 5, 7],
@@ -170,14 +170,14 @@ site_configuration = {
                 },
                 # one switch through Slurm (a LUMI-G node's 4 NICs sit on 4 switches of its
                 # group: Slurm's leaf is what "switch" means here); others: -S nodelist=...
-                "placement_options": {"same-switch": ["--switches=1"]},
+                Extras.PLACEMENT_OPTIONS: {"same-switch": ["--switches=1"]},
                 # the noise study (checks/noise.py, --mode noise only): victim 2 nodes + aggressor 2
                 # nodes in one job; Slurm can put all four on one leaf switch (--switches=1); the
                 # other layouts need given nodes (-S victim_nodelist=... -S aggressor_nodelist=...)
-                "noise": {"aggressor_nodes": 2, "layouts": {"same-switch": {"job": ["--switches=1"]}}},
-                "launcher_options": ["--cpu-bind=mask_cpu:" + ",".join(CPU_MASKS),
-                                     bind_wrapper(__file__)],
-                "method_env_vars": gpu_binding("ROCR_VISIBLE_DEVICES", range(8)),
+                Extras.NOISE: {"aggressor_nodes": 2, "layouts": {"same-switch": {"job": ["--switches=1"]}}},
+                Extras.LAUNCHER_OPTIONS: ["--cpu-bind=mask_cpu:" + ",".join(CPU_MASKS),
+                                          bind_wrapper(__file__)],
+                Extras.METHOD_ENV_VARS: gpu_binding("ROCR_VISIBLE_DEVICES", range(8)),
             },
         }],
     }],
@@ -195,22 +195,22 @@ site_configuration = {
         }),
         "extras": {
             # the payload's interpreter: the venv of docs/sites/lumi.md (GPUCOMM_PYTHON)
-            "python": python(required=True),
-            "recipe": "docs/sites/lumi.md",
-            "method_env_vars": _method_env(),
-            "paper_method_env_vars": PAPER_METHOD_ENV,
-            "ccl_plugin_module": CCL_PLUGIN,
+            Extras.PYTHON: python(required=True),
+            Extras.RECIPE: "docs/sites/lumi.md",
+            Extras.METHOD_ENV_VARS: _method_env(),
+            Extras.PAPER_METHOD_ENV_VARS: PAPER_METHOD_ENV,
+            Extras.CCL_PLUGIN_MODULE: CCL_PLUGIN,
             # with NCCL_DEBUG=INFO, the plugin over cxi logs "NCCL INFO NET/OFI Selected Provider
             # is cxi" (lumi-ug pytorch.md; CSCS's xccl check greps the same); the socket
             # fallback logs "Using network Socket" (NCCL/RCCL src/init.cc "Using network %s")
-            "ccl_net_check": {"env": {"NCCL_DEBUG": "INFO", "NCCL_DEBUG_SUBSYS": "INIT,NET"},
-                              "pattern": r"NET/OFI Selected [pP]rovider is cxi",
-                              "fallback_pattern": r"NCCL INFO Using network Socket"},
+            Extras.CCL_NET_CHECK: {"env": {"NCCL_DEBUG": "INFO", "NCCL_DEBUG_SUBSYS": "INIT,NET"},
+                                   "pattern": r"NET/OFI Selected [pP]rovider is cxi",
+                                   "fallback_pattern": r"NCCL INFO Using network Socket"},
         },
     }],
     # ReFrame loads the modules into itself to resolve conflicts unless this is off, which needs
     # Lmod where the script is generated; off, a dry-run works anywhere and writes the same script
-    # (on the site Lmod itself swaps modules of one family).  Needs config/settings.py to merge
-    # the files' "general" sections; until then, export RFM_RESOLVE_MODULE_CONFLICTS=n off-site.
+    # (on the site Lmod itself swaps modules of one family).  config/settings.py merges every
+    # system file's "general" section.
     "general": [{"resolve_module_conflicts": False, "target_systems": ["lumi"]}],
 }

@@ -80,8 +80,9 @@ NOISE_LAYOUTS = {
 #: whom -S service_level applies to in a noise study
 SERVICE_LEVEL_TARGETS = ("victim", "aggressor", "both")
 
-#: keys of a partition's or an environment's ``extras`` that the checks read
-#: (config/systems/*.py set them; docs/architecture.md lists what each means)
+#: keys of a partition's or an environment's ``extras`` that the checks read (config/systems/*.py
+#: set them through these names; tests/rfm/test_extras_keys.py holds every key of the
+#: configuration and of the tests to this list)
 class Extras:
     PYTHON = "python"                              # environment: the payload's interpreter
     GPU_AWARE_MPI_LEVEL = "gpu_aware_mpi_level"    # environment: none, p2p, full

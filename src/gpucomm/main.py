@@ -4,6 +4,8 @@ called, so a payload-only install never imports ReFrame, pandas or matplotlib.""
 
 import sys
 
+from .contract import ERROR_PREFIX
+
 #: subcommand -> ("module:function" taking the remaining arguments, the extra it needs)
 TOOLS = {"report": ("gpucomm.analysis.report:main", "report"),
          "tolerances": ("gpucomm.analysis.tolerances:main", "report"),
@@ -22,7 +24,7 @@ def main(argv=None):
             mod = importlib.import_module(module)
         except ImportError as exc:
             hint = f": install gpucomm[{extra}]" if extra else ""
-            print(f"gpucomm: error: 'gpucomm {argv[0]}' needs {exc.name}{hint}", file=sys.stderr)
+            print(f"{ERROR_PREFIX} 'gpucomm {argv[0]}' needs {exc.name}{hint}", file=sys.stderr)
             return 2
         return getattr(mod, func)(argv[1:])
     from .payload.cli import main as payload_main

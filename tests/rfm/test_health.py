@@ -23,7 +23,7 @@ def test_health_mode_sweeps_every_offered_method(tmp_path):
     for case in (c for c in cases if c["name"].startswith("HealthCheck")):
         assert case["result"] == "pass", case["fail_reason"]
         assert "left out: staging: partition local:cpu lacks +gpu" in case["descr"]
-        assert "nvshmem: partition local:cpu lacks +gpu" in case["descr"]  # in the sweep since 21-every-method
+        assert "nvshmem: partition local:cpu lacks +gpu" in case["descr"]  # nvshmem is swept too
         perf = {k.split(":")[-1]: v for k, v in case["perfvalues"].items()}
         assert sorted(perf) == ["host_goodput_1MiB", "host_goodput_64MiB", "host_latency_8B"]
         script = job_script(case) or open(os.path.join(case["outputdir"], "rfm_job.sh")).read()

@@ -13,12 +13,13 @@ On the multi-node CI cluster it runs for real in tests/slurm/.
 
 import json
 import os
+import subprocess
 
 import pytest
 import reframe.utility.sanity as sn
 from reframe.core.exceptions import SanityError, SkipTestError
 
-from gpucomm.rfm.noise import layout_ok, leaf_switch
+from gpucomm.rfm.noise import aggressor_fragment, layout_ok, leaf_switch
 from reframe_helpers import clean_env, dry_runs, job_script, reframe, report_cases
 from test_sites import BIND, SITES, VENV_PYTHON, expected_script, site_env
 
@@ -89,8 +90,9 @@ def test_local_emulated_victim_and_aggressor(tmp_path, victim):
     out = case["outputdir"]
     script = open(os.path.join(out, "rfm_job.sh")).read()
     # quiet victim, aggressor in the background, wait for its load, noisy victim, stop it
-    order = ["--json gpucomm_quiet.json", "gpucomm aggressor", "gpucomm_aggressor.ready ]",
-             "until gpucomm_ready",
+    # (gpucomm_aggressor_up: rfm/aggressor.sh, then its call with this job's files)
+    order = ["--json gpucomm_quiet.json", "gpucomm aggressor", "until gpucomm_ready",
+             "\ngpucomm_aggressor_up gpucomm_aggressor.ready gpucomm_aggressor.err 120 2 'gpucomm: error:'\n",
              "--json gpucomm_noisy.json", "touch gpucomm_aggressor.stop\nwait $gpucomm_aggressor\n"]
     at = [script.index(s) for s in order]
     assert at == sorted(at), script
@@ -106,6 +108,26 @@ def test_local_emulated_victim_and_aggressor(tmp_path, victim):
         assert slowdown == pytest.approx(perf[f"local:cpu:noisy_time_{size}"][0] /
                                          perf[f"local:cpu:quiet_time_{size}"][0])
     assert perf["local:cpu:aggressor_GBps"][0] == pytest.approx(rec["goodput_GBps"])
+
+
+@pytest.mark.parametrize("aggressor, rc, out, err", [
+    # ready at once: the load is on, one start
+    ("touch ready; sleep 5", 0, "", ""),
+    # exits without its load: started again, then the job ends with one error line
+    ("echo failed >&2", 1, "gpucomm: the aggressor did not start its load: attempt 2\n",
+     "gpucomm: error: the aggressor did not start its load in 3 s, 2 attempt(s) (see err)\n"),
+])
+def test_the_job_scripts_aggressor_start(tmp_path, aggressor, rc, out, err):
+    """rfm/aggressor.sh as the job script runs it: gpucomm_aggressor_up READY ERR TIMEOUT STARTS
+    PREFIX over the job's gpucomm_start; a failed attempt's stderr is kept as ERR.<attempt>."""
+    script = "\n".join([f"gpucomm_start() {{ ( {aggressor} ) 2>err & gpucomm_aggressor=$!; }}",
+                        aggressor_fragment(),
+                        "gpucomm_aggressor_up ready err 3 2 'gpucomm: error:'",
+                        "kill $gpucomm_aggressor 2>/dev/null; wait"])
+    run = subprocess.run(["bash", "-c", script], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=60)
+    assert (run.returncode, run.stdout, run.stderr) == (rc, out, err)
+    assert (tmp_path / "err.1").exists() == bool(rc)
 
 
 def test_aggressor_that_stops_before_the_victim_fails_the_check(tmp_path):
@@ -208,7 +230,9 @@ def noise_lines(site, case, victim_nodes="--relative=0", aggressor_nodes="--rela
     return ["rm -f gpucomm_aggressor.ready gpucomm_aggressor.stop", quiet,
             f"gpucomm_start() {{ {agg} >gpucomm_aggressor.out 2>gpucomm_aggressor.err & "
             "gpucomm_aggressor=$!; }",
-            None, None,  # wait for it, start it again (test_local_emulated_victim_and_aggressor)
+            # wait for its load, start it again (test_the_job_scripts_aggressor_start)
+            *aggressor_fragment().splitlines(),
+            "gpucomm_aggressor_up gpucomm_aggressor.ready gpucomm_aggressor.err 120 2 'gpucomm: error:'",
             noisy, "touch gpucomm_aggressor.stop", "wait $gpucomm_aggressor"]
 
 

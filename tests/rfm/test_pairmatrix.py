@@ -9,7 +9,7 @@ import pytest
 
 from gpucomm.pairs import pair_class, tournament
 from gpucomm.contract import read_run as read_records
-from gpucomm.rfm.pairs import case_count
+from gpucomm.rfm.pairmatrix import case_count
 from reframe_helpers import clean_env, reframe, report_cases
 
 ROOT_OK = {"OMPI_ALLOW_RUN_AS_ROOT": 1, "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": 1}

@@ -118,6 +118,24 @@ def test_judge(crit, kind, size, payload, native, want):
     assert compare.judge(crit, kind, size, payload, native) == want
 
 
+def test_native_command_lines_come_from_the_checks_builders():
+    """bench/compare's OSU and nccl-tests options are the native checks' builders' (one command
+    line per tool and size range, gpucomm.native), not options of its own."""
+    from gpucomm.native import nccl_tests_options, osu_options
+    pairs = {p.name: p for p in compare.make_pairs(iters=50, warmup=5, window=8, lat_iters=10000,
+                                                   lat_warmup=1000)}
+    big = ["67108864:1073741824"]
+    assert pairs["host"].native["osu_latency"]["args"] == osu_options(
+        "osu_latency", 8, 8, iters=10000, warmup=1000, validate=True)
+    assert pairs["gpu-aware-mpi-bw"].native["osu_bw"]["args"] == osu_options(
+        "osu_bw", 64 << 20, 1 << 30, iters=50, warmup=5, window=8, device="cuda")
+    assert pairs["gpu-aware-mpi-bw"].native["osu_bw"]["args"][:2] == ["-m"] + big
+    nccl = pairs["ccl-allreduce"].native["all_reduce"]["args"]
+    assert nccl == nccl_tests_options("all_reduce", min(compare.SIZES), max(compare.SIZES), nranks=2,
+                                      iters=50, warmup=5)
+    assert nccl[-8:] == ["-g", "1", "-c", "1", "-n", "50", "-w", "5"]
+
+
 def test_bandwidth_is_judged_operation_against_the_same_operation():
     """bw (a window, then one acknowledgement) against back-to-back copies and osu_bw; the
     ping-pong against osu_latency's ping-pong; the ipc-copy ping-pong against the single copy
@@ -166,7 +184,7 @@ def test_harness_dry_run_on_a_cpu_machine(tmp_path):
     assert "-m gpucomm pingpong --method host --sizes 8 --iters 10000 --warmup 1000 --json" in payload_lat
     assert payload_lat.endswith("R-payload-default-lat.json")
     assert "-m gpucomm pingpong --method host --sizes 67108864,268435456,1073741824 --iters 50 --warmup 5" in payload
-    assert lat.endswith(f"{tmp_path}/osu/osu_latency -m 8:8 -c -i 10000 -x 1000")
+    assert lat.endswith(f"{tmp_path}/osu/osu_latency -m 8:8 -i 10000 -x 1000 -c")
     assert bw.endswith("osu_bw -m 67108864:1073741824 -W 1 -i 50 -x 5")
     assert not (tmp_path / "raw").exists()  # nothing ran
     env["GPUCOMM_OSU_DIR"] = str(tmp_path / "none")

@@ -4,8 +4,9 @@ Each pair runs the payload and its native counterpart alternately (payload, nati
 native, ... R times), so slow drifts of the node hit both alike; the table holds, per metric
 and size, the medians over the R runs and payload / native.  Bandwidth ratios above 1 favour
 the payload; for latencies the ratio is payload time / native time (below 1 favours the
-payload).  Every output is parsed with the package's parsers (gpucomm.native, the payload's
---json records), and every launch under mpirun gets the local ReFrame config's options
+payload).  Every native command line comes from the package's builders and every output is
+parsed with its parsers (gpucomm.native, as the checks; the payload's --json records), and every
+launch under mpirun gets the local ReFrame config's options
 (gpucomm.siteconf.local_mpirun_options), so both sides move data the same way.
 
 This module builds commands and tables and runs nothing itself but through ``run_pairs``'s
@@ -21,9 +22,9 @@ import sys
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
-from ..contract import parse_output, record_value
+from ..contract import by_size, parse_output, record_value
 from ..errors import GpucommError
-from ..native import parse_nccl_tests, parse_osu
+from ..native import nccl_tests_options, osu_options, parse_nccl_tests, parse_osu
 from ..native.tools import find_binary
 from ..sizes import size_label
 
@@ -63,7 +64,7 @@ CRITERIA = {
     # both <= nccl-tests and <= 7 us; the plain loop is reported, not judged
     ("ccl-pingpong", "graph-on", "lat"): ("native_and_abs_max", 7.0),
     ("ccl-pingpong", "graph-off", "lat"): None,
-    ("host", "*", "lat"): ("over_native_max", 0.1),  # issue 21: within 0.1 us of osu_latency
+    ("host", "*", "lat"): ("over_native_max", 0.1),  # within 0.1 us of osu_latency
 }
 
 
@@ -112,20 +113,30 @@ def make_pairs(ngpus=2, sizes=SIZES, iters=50, warmup=5, window=8, lat_iters=0, 
     lat = [s for s in sizes if s < BIG]
     big = [s for s in sizes if s >= BIG]
     lo, hi = (min(big), max(big)) if big else (BIG, BIG)
-    osu_it = ["-i", str(iters), "-x", str(warmup)]
     wopt = {"default": ["--window", str(window)]}
-    nccl_it = ["-n", str(iters), "-w", str(warmup), "-c", "1"]
-    nccl_range = ["-b", str(min(sizes)), "-e", str(max(sizes)), "-f", "2", "-g", "1"]
-    lat_it = ["-i", str(lat_iters or iters), "-x", str(lat_warmup or warmup)]
-    osu_lat = lambda dev: {"binary": "osu_latency", "kind": "osu", "mpi": True,  # noqa: E731
-                           "args": ["-m", f"{min(lat or [8])}:{max(lat or [8])}", "-c"] + lat_it + dev}
-    # the ping-pong at the bandwidth sizes: osu_latency without -c (its check copies every
-    # message to the host), as osu_bw
-    osu_lat_big = lambda dev: {"binary": "osu_latency", "kind": "osu", "mpi": True,  # noqa: E731
-                               "args": ["-m", f"{lo}:{hi}"] + osu_it + dev}
-    osu_bw = lambda dev, w: {"binary": "osu_bw", "kind": "osu", "mpi": True,  # noqa: E731
-                             "args": ["-m", f"{lo}:{hi}", "-W", str(w)] + osu_it + dev}
-    dev = ["-d", "cuda", "D", "D"]
+
+    def osu(bench, first, last, **opts):
+        opts = {"iters": iters, "warmup": warmup, **opts}
+        return {"binary": bench, "kind": "osu", "mpi": True, "args": osu_options(bench, first, last, **opts)}
+
+    def nccl_tests(test, nranks):
+        return {"binary": f"{test}_perf", "kind": "nccl-tests", "mpi": True,
+                "args": nccl_tests_options(test, min(sizes), max(sizes), nranks=nranks, iters=iters,
+                                           warmup=warmup)}
+
+    def osu_lat(dev):
+        return osu("osu_latency", min(lat or [8]), max(lat or [8]), validate=True,
+                   iters=lat_iters or iters, warmup=lat_warmup or warmup, device=dev)
+
+    def osu_lat_big(dev):
+        # the ping-pong at the bandwidth sizes: osu_latency without -c (its check copies every
+        # message to the host), as osu_bw
+        return osu("osu_latency", lo, hi, device=dev)
+
+    def osu_bw(dev, w):
+        return osu("osu_bw", lo, hi, window=w, device=dev)
+
+    dev = "cuda"
     ce = {"binary": "bench/ce_copy.py", "kind": "ce", "mpi": False,
           "args": ["--iters", str(iters)], "per_size": big}
     return [
@@ -134,14 +145,12 @@ def make_pairs(ngpus=2, sizes=SIZES, iters=50, warmup=5, window=8, lat_iters=0, 
         Pair("ipc-copy", "pingpong", "ipc-copy", True, {"ce": ce},
              [Metric("bw", s, "goodput_GBps", "goodput_GBps", "ce") for s in big]),
         Pair("ccl-pingpong", "pingpong", "ccl", True,
-             {"sendrecv": {"binary": "sendrecv_perf", "kind": "nccl-tests", "mpi": True,
-                           "args": nccl_range + nccl_it}},
+             {"sendrecv": nccl_tests("sendrecv", 2)},
              [Metric("lat", s, "latency", "latency", "sendrecv") for s in lat]
              + [Metric("bw", s, "goodput_GBps", "busbw_GBps", "sendrecv") for s in big],
              variants=PAYLOAD_VARIANTS["ccl-pingpong"]),
         Pair("ccl-allreduce", "allreduce", "ccl", True,
-             {"all_reduce": {"binary": "all_reduce_perf", "kind": "nccl-tests", "mpi": True,
-                             "args": nccl_range + nccl_it}},
+             {"all_reduce": nccl_tests("all_reduce", ngpus)},
              [Metric("lat", s, "latency", "latency", "all_reduce") for s in lat]
              + [Metric("bw", s, "busbw_GBps", "busbw_GBps", "all_reduce") for s in big],
              nranks=ngpus),
@@ -153,7 +162,7 @@ def make_pairs(ngpus=2, sizes=SIZES, iters=50, warmup=5, window=8, lat_iters=0, 
              + [Metric("bw", s, "goodput_GBps", "goodput_GBps", "osu_latency_big") for s in big],
              lat_iters=lat_iters, lat_warmup=lat_warmup),
         Pair("host", "pingpong", "host", False,
-             {"osu_latency": osu_lat([]), "osu_bw": osu_bw([], 1)},
+             {"osu_latency": osu_lat(""), "osu_bw": osu_bw("", 1)},
              [Metric("lat", s, "latency", "latency", "osu_latency") for s in lat]
              + [Metric("bw", s, "goodput_GBps", "goodput_GBps", "osu_bw") for s in big],
              lat_iters=lat_iters, lat_warmup=lat_warmup),
@@ -171,10 +180,10 @@ def criterion(pair, variant, kind):
 def parse_payload(text):
     """{size: record} from the payload's --json file, or from its GPUCOMM-RESULT stdout lines."""
     try:
-        return {r["size"]: r for r in json.loads(text)["results"]}
+        return by_size(json.loads(text)["results"])
     except (ValueError, KeyError, TypeError):
         pass
-    recs = {r["size"]: r for r in parse_output(text)[0]}
+    recs = by_size(parse_output(text)[0])
     if not recs:
         raise GpucommError("no payload records (no --json results, no GPUCOMM-RESULT lines)")
     return recs
@@ -208,7 +217,7 @@ def parse_native(kind, text, binary, nranks):
     bad = [size_label(r["size"]) for r in recs if r.get("validated") is False]
     if bad:
         raise GpucommError(f"{binary}: the tool's validation failed at {', '.join(bad)}")
-    return {r["size"]: r for r in recs}
+    return by_size(recs)
 
 
 value = record_value

@@ -65,7 +65,7 @@ FIGURES = {
     "AllReduceScalingCheck": ("allreduce", None, "fig10"),
 }
 #: checks without a figure of the paper: PairMatrixCheck's references are per pair class
-#: (gpucomm.rfm_pairs), measured on the node class (local.yaml), not generated here;
+#: (gpucomm.rfm.pairmatrix), measured on the node class (local.yaml), not generated here;
 #: HealthCheck's points (8 B, 1 MiB, 64 MiB) are mostly sizes the paper did not measure: its
 #: references come from repeated healthy runs of the node class (gpucomm tolerances); BwCheck's
 #: operation (osu_bw's window) is not one the paper measured: its references are the node class's

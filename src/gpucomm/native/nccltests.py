@@ -1,4 +1,6 @@
-"""nccl-tests / rccl-tests output: the 2.x text table and the ``-J`` JSON file.
+"""nccl-tests / rccl-tests: their command-line options (nccl_tests_options: the one builder, for
+the checks and bench/compare alike) and their output: the 2.x text table and the ``-J`` JSON
+file.
 
 Text rows: size count type redop root | time algbw busbw #wrong (out-of-place) | time algbw busbw
 #wrong (in-place); ``#wrong`` may be ``N/A`` (sendrecv/alltoall in-place).  The footer
@@ -29,12 +31,32 @@ _RANK = re.compile(r"^#\s+Rank\s+\d+\s+(?:Group|Pid)", re.M)
 _OOB = re.compile(r"Out of bounds values\s*:\s*(\d+)\s+(OK|FAILED)", re.I)
 
 
+#: the operations whose tool size is the whole buffer: a block per peer (gpucomm's size) for
+#: each rank
+WHOLE_BUFFER_OPS = ("alltoall", "allgather")
+
+
+def nccl_tests_options(test, lo, hi, nranks, gpus=1, iters=0, warmup=-1):
+    """The options of one run of ``test`` (sendrecv, all_reduce, ...) over gpucomm's sizes
+    ``lo``..``hi`` (bytes; for all-to-all and all-gather a block per peer, the tool's size that
+    times ``nranks``): doubling (``-f 2``), ``gpus`` per process (``-g``), the tool's check of
+    the data on (``-c 1``); ``-n iters`` and ``-w warmup`` where given (> 0, >= 0), else the
+    tool's defaults."""
+    scale = nranks if OPS.get(test, test) in WHOLE_BUFFER_OPS else 1
+    opts = ["-b", str(lo * scale), "-e", str(hi * scale), "-f", "2", "-g", str(gpus), "-c", "1"]
+    if iters > 0:
+        opts += ["-n", str(iters)]
+    if warmup >= 0:
+        opts += ["-w", str(warmup)]
+    return opts
+
+
 def _num(tok):
     return None if tok.upper() == "N/A" else float(tok)
 
 
 def _block(op, size, nranks):
-    return size // nranks if op in ("alltoall", "allgather") else size
+    return size // nranks if op in WHOLE_BUFFER_OPS else size
 
 
 def _record(op, tool_size, nranks, oop, ip, tool):

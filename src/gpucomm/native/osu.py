@@ -1,5 +1,7 @@
-"""OSU micro-benchmarks output (5.x and 7.x): latency, bandwidth, bi-bandwidth, collectives,
-``-f`` full statistics, ``-c`` validation column, NCCL (xccl) variants.
+"""OSU micro-benchmarks: their command-line options (osu_options: the one builder, for the
+checks and bench/compare alike) and their output (5.x and 7.x): latency, bandwidth,
+bi-bandwidth, collectives, ``-f`` full statistics, ``-c`` validation column, NCCL (xccl)
+variants.
 
 The table starts at the header line '# Size ...' (column names separated by two or more
 blanks); each data row is the size followed by one value per column ('Pass'/'Fail' for
@@ -9,10 +11,15 @@ ping-pong; collectives report the average latency over ranks.
 
 import re
 
+from ..constants import ALLREDUCE, ALLTOALL, COLLECTIVES, PINGPONG
 from ..errors import GpucommError
 from ..metrics import busbw_GBps, goodput_GBps
 
 _TITLE = re.compile(r"^#\s*OSU\s+(.*?)\s+Test(?:\s+v(\S+))?\s*$", re.M)
+_CCL_BENCHMARK = re.compile(r"^osu_(xccl|nccl|rccl)_")
+
+#: OSU's default cap on a collective's buffers (-M raises it); OSU skips larger sizes silently
+MEM_LIMIT = 512 << 20
 
 
 def op_of(benchmark):
@@ -20,7 +27,50 @@ def op_of(benchmark):
     osu_xccl_latency -> pingpong, ..."""
     name = benchmark.rsplit("/", 1)[-1]
     name = re.sub(r"^osu_(xccl_|nccl_)?", "", name)
-    return {"latency": "pingpong"}.get(name, name)
+    return {"latency": PINGPONG}.get(name, name)
+
+
+def is_ccl_benchmark(benchmark):
+    """Whether ``benchmark`` is one of OSU's NCCL/RCCL benchmarks (osu_xccl_*): device buffers
+    always, no validation of their own, no datatype option."""
+    return bool(_CCL_BENCHMARK.match(benchmark.rsplit("/", 1)[-1]))
+
+
+def osu_options(benchmark, lo, hi, iters=0, warmup=-1, window=0, nranks=2, validate=False,
+                device=""):
+    """The options of one run of ``benchmark`` over the sizes ``lo``..``hi`` (bytes):
+
+    * ``-m lo:hi``; ``-W window`` where given (osu_bw's messages in flight); ``-i iters`` and
+      ``-x warmup`` where given (> 0, >= 0), else OSU's defaults;
+    * a collective: ``-f`` (full statistics: the ranks' min, max and average) and ``-M`` where
+      its buffers pass MEM_LIMIT (an all-to-all's hold a block for each of ``nranks``);
+    * ``validate``: ``-c`` (OSU >= 7 checks the data on the CPU; the NCCL/RCCL benchmarks have
+      no check); the MPI all-reduce sums floats (``-T mpi_float``, as the payload: MPI_CHAR
+      sums overflow);
+    * ``device`` (cuda, rocm): device buffers, ``-d device``, on both sides (``D D``) for a
+      point-to-point benchmark; the NCCL/RCCL benchmarks use device buffers without it."""
+    op, ccl = op_of(benchmark), is_ccl_benchmark(benchmark)
+    opts = ["-m", f"{lo}:{hi}"]
+    if window > 0:
+        opts += ["-W", str(window)]
+    if iters > 0:
+        opts += ["-i", str(iters)]
+    if warmup >= 0:
+        opts += ["-x", str(warmup)]
+    if op in COLLECTIVES:
+        opts += ["-f"]
+        need = hi * (nranks if op == ALLTOALL else 1)
+        if need > MEM_LIMIT:
+            opts += ["-M", str(need)]
+    if ccl:
+        return opts
+    if validate:
+        opts += ["-c"]
+    if op == ALLREDUCE:
+        opts += ["-T", "mpi_float"]
+    if device:
+        opts += ["-d", device] + ([] if op in COLLECTIVES else ["D", "D"])
+    return opts
 
 
 def parse_osu(text, benchmark, nranks=2):
@@ -53,7 +103,7 @@ def _device_buffers(text, title, benchmark):
     point-to-point runs whose -d names both sides, and an accelerator in the title otherwise
     ('MPI-CUDA Latency', 'NCCL-CUDA Allreduce Latency', 'MPI-ROCM ...'); the NCCL/RCCL
     benchmarks always use device buffers."""
-    if "DEVICE" in text[:2000] or re.search(r"(?:xccl|nccl|rccl)_", benchmark.rsplit("/", 1)[-1]):
+    if "DEVICE" in text[:2000] or is_ccl_benchmark(benchmark):
         return True
     return bool(title and re.search(r"-(?:CUDA|ROCM|ROCm|OPENACC|SYCL)\b", title.group(1)))
 

@@ -31,8 +31,8 @@ def is_bind_wrapper(option):
 def launcher_options(partition_extras, environ_extras, method):
     """The launcher options of ``method``: the partition's, then the environment's (each: the
     list for every launch, then the method's or 'default'), with the bind wrapper moved last:
-    it runs the command that follows it, so an option after it would be taken for the command
-    (the old order put an environment's options, e.g. --mpi=cray_shasta, there)."""
+    it runs the command that follows it, so an option after it (an environment's, e.g.
+    --mpi=cray_shasta) would be taken for the command."""
     opts = []
     for extras in (partition_extras, environ_extras):
         opts += list(extras.get(Extras.LAUNCHER_OPTIONS, []))
@@ -79,6 +79,27 @@ class SiteOptions(RegressionTestPlugin):
       the network plugin, read by the sanity);
     * ``paper_method_env_vars`` (with ``-S paper_tuning=y``, the paper mode) and the InfiniBand
       service level (``-S service_level=N``, partition extras['service_level_vars']).
+
+    Its contract with the host check (GpucommCheck), phase by phase:
+
+    * init: nothing of its own.  By setup the host defines ``method`` (whose options apply);
+      ``op`` (paper tuning limited to some operations: paper_method_env_vars' ``ops``) and
+      ``multi_node`` (MultiNode's: paper service levels between nodes, paper tuning on one) are
+      read where the host has them, else every operation and one node;
+    * setup: the host calls ``check_service_level()`` with its own checks of the variables, so
+      a bad -S service_level is a one-line error before a job is written; no hook here;
+    * before the run (``apply_site_options``, once the host's setup has set the tasks and the
+      command): adds ``scheduler_options()`` and the extras' job_options to ``job.options``,
+      ``site_launcher_options()`` to the launcher's, the partition's variables of
+      ``site_method()`` and the first launch group's to ``env_vars``, puts
+      ``preflight_cmds()`` of that group before ``prerun_cmds``, and hands every group to
+      ``more_launches()``;
+    * sanity: nothing of its own (the host greps NCCL_DEBUG_GLOB for the ccl network proof).
+
+    The host may override these steps; each default stands alone, one method in one launch:
+    ``site_method()`` (``method``), ``run_methods()`` ([``method``]), ``paper_family()``
+    ('default'), ``scheduler_options()`` ([]), ``site_launcher_options()`` (launcher_options),
+    ``preflight_cmds(methods)`` ([]), ``more_launches(groups)`` (a second group is an error).
     """
 
     #: apply the paper's per-method tuning (extras['paper_method_env_vars'] on one node,

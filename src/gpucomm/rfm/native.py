@@ -1,10 +1,13 @@
-"""ReFrame base for the native tools (OSU, nccl-tests/rccl-tests).
+"""ReFrame bases for the native tools (OSU, nccl-tests/rccl-tests); their leaves, with the
+parameters, are checks/native.py, and what the tools take and print is the native/ package.
 
-It reuses the payload checks' base (tasks per node, GPU request, skips, site options,
-references) and replaces the command, the sanity and the perf variables: the tool's stdout is
-parsed into gpucomm records (kept as gpucomm_results.json, like the payload's), sanity requires
-the tool's own validation to have passed and every size to be there, and the perf variables
-have the payload's names (latency_8B, goodput_*, busbw_*).
+``NativeCheck`` reuses the payload checks' base (tasks per node, GPU request, skips, site
+options, references) and replaces the command, the sanity and the perf variables: the tool's
+stdout is parsed into gpucomm records (kept as gpucomm_results.json, like the payload's), sanity
+requires the tool's own validation to have passed and every size to be there, and the perf
+variables have the payload's names (latency_8B, goodput_*, busbw_*).  ``OsuBase`` and
+``NcclTestsBase`` are its two tools: the command line from native.osu.osu_options /
+native.nccltests.nccl_tests_options, the sizes each run must report, the parser.
 """
 
 import json
@@ -14,11 +17,17 @@ import reframe.utility.sanity as sn
 from reframe.core.builtins import variable
 from reframe.core.exceptions import ReframeError, SanityError
 
-from ..contract import RESULTS_FILE, record_value
+from ..constants import (ALLREDUCE, BW, CCL, COLLECTIVES, FEATURE_AMDGPU, GPU_AWARE_MPI, HOST,
+                         PINGPONG)
+from ..contract import COLLECTIVE_PERF_POINTS, PERF_POINTS, RESULTS_FILE, by_size, record_value
 from ..errors import GpucommError
+from ..native.nccltests import OPS as NCCL_TESTS_OPS
+from ..native.nccltests import WHOLE_BUFFER_OPS, nccl_tests_options, parse_nccl_tests
+from ..native.osu import is_ccl_benchmark, op_of, osu_options, parse_osu
 from ..native.tools import TOOL_DIRS, find_binary
-from ..sizes import size_label
+from ..sizes import parse_sizes, size_label
 from .base import GpucommCheck
+
 
 @sn.deferrable
 def native_ok(check):
@@ -111,7 +120,7 @@ class NativeCheck(GpucommCheck):
                     meta, recs = self.parse(fp.read())
             except (OSError, GpucommError) as exc:
                 raise SanityError(f"{self.benchmark}: {exc}") from None
-            self._parsed = (meta, {r["size"]: r for r in recs})
+            self._parsed = (meta, by_size(recs))
             # the check's label (osu-host, osu, osu-xccl, nccl-tests, nccl-tests-g), on every
             # record too: gpucomm report pairs tool and payload rows by it (report/tables.py)
             label = self.method_label()
@@ -133,3 +142,130 @@ class NativeCheck(GpucommCheck):
             name: sn.make_performance_function(native_value(self, size, key), unit)
             for name, (size, key, unit) in self.perf_points.items() if size in swept
         }
+
+
+class OsuBase(NativeCheck):
+    """An OSU benchmark: the leaf gives ``bench`` (its name, a parameter) and ``buffers``
+    ('host' or 'device'; the NCCL/RCCL benchmarks, osu_xccl_*, always 'device').  The benchmark
+    says the rest: the operation (native.osu.op_of), the method it stands beside and its label
+    (host buffers: host, 'osu-host'; device buffers: gpu-aware-mpi, 'osu'; NCCL/RCCL: ccl,
+    'osu-xccl'), what the partition and environment must offer, the perf variables."""
+
+    tool = "osu"
+    sizes = ""  # '' : by benchmark, see identify()
+    #: OSU's own validation (-c, OSU >= 7; the NCCL/RCCL benchmarks have none)
+    validation = False
+    #: osu_latency's iterations unless -S iters says otherwise: OSU's own default is 1000 for
+    #: every size above 8 KiB, each validated on the CPU with -c (minutes at 64 MiB); -i sets
+    #: small and large sizes alike
+    LATENCY_ITERS = 200
+
+    @property
+    def ccl_benchmark(self):
+        return is_ccl_benchmark(self.bench)
+
+    def identify(self):
+        self.benchmark = self.bench
+        self.op = op_of(self.bench)
+        if self.ccl_benchmark:
+            self.method = CCL
+        else:
+            self.method = HOST if self.buffers == "host" else GPU_AWARE_MPI
+        self.all_gpus = self.op in COLLECTIVES
+        if self.all_gpus:
+            self.perf_points = COLLECTIVE_PERF_POINTS
+        elif self.op in (BW, "bibw"):  # bandwidth tests: no latency of their own
+            self.perf_points = {k: v for k, v in PERF_POINTS.items() if not k.startswith("latency")}
+        # OSU's -c fills and checks the whole buffer on the CPU in every iteration: validated
+        # up to 1 GiB, the native checks did not finish in 160 s on the reference node.  A
+        # validated default sweep stops at 4 MiB (latency_8B, goodput_1MiB; -S sizes=1:1G for
+        # more; bench/compare times OSU's large sizes without -c); the NCCL benchmarks, which
+        # have no validation, go to 1 GiB
+        if not self.sizes:
+            top = "4M" if self.validation else "1G"
+            self.sizes = f"8:{top}" if self.all_gpus else f"1:{top}"
+
+    def tool_requirements(self):
+        if self.ccl_benchmark:
+            return ["+gpu"], ["+mpi +nccl", "+mpi +rccl"]
+        if self.buffers == "host":
+            return ["*"], ["+mpi"]
+        return ["+gpu"], ["+gpu-aware-mpi"]
+
+    def method_label(self):
+        if self.ccl_benchmark:
+            return "osu-xccl"
+        return "osu-host" if self.buffers == "host" else "osu"
+
+    def accelerator(self):
+        """OSU's -d for device buffers of an MPI benchmark ('' for host buffers and for the
+        NCCL/RCCL benchmarks, which OSU puts on the accelerator itself)."""
+        if self.buffers != "device" or self.ccl_benchmark:
+            return ""
+        return "rocm" if FEATURE_AMDGPU in self.current_partition.features else "cuda"
+
+    def tool_options(self):
+        sizes = self.size_list
+        return osu_options(self.bench, min(sizes), max(sizes),
+                           iters=self.iters or (self.LATENCY_ITERS if self.op == PINGPONG else 0),
+                           warmup=self.warmup, nranks=self.num_tasks, validate=self.validation,
+                           device=self.accelerator())
+
+    def expected_sizes(self):
+        lo, hi = min(self.size_list), max(self.size_list)
+        lo = max(lo, 4) if self.op == ALLREDUCE else lo  # whole floats
+        return [s for s in parse_sizes(f"1:{hi}") if s >= lo]
+
+    def parse(self, text):
+        return parse_osu(text, self.bench, nranks=self.num_tasks)
+
+
+class NcclTestsBase(NativeCheck):
+    """An nccl-tests (rccl-tests) benchmark on every GPU of the node: the leaf gives ``test``
+    (the tool's name: sendrecv, all_reduce, ...) and ``mode``: one rank per GPU (``mpi``, a
+    build with MPI=1) or one process driving all GPUs (``single``, -g N)."""
+
+    tool = "nccl-tests"
+    method = CCL
+    all_gpus = True
+    sizes = "8:1G"
+    perf_points = COLLECTIVE_PERF_POINTS
+
+    def identify(self):
+        self.benchmark = f"{self.test}_perf"
+        self.op = NCCL_TESTS_OPS.get(self.test, self.test)
+
+    def tool_requirements(self):
+        return ["+gpu"], ["+nccl", "+rccl"]
+
+    def tool_options(self):
+        # called from the base's setup hook, after the tasks were set: one rank per GPU, or
+        # one process driving every GPU of the node
+        self.gpus = self.num_tasks_per_node
+        if self.mode == "single":
+            self.num_tasks = self.num_tasks_per_node = 1
+        sizes = self.size_list
+        return nccl_tests_options(self.test, min(sizes), max(sizes), nranks=self.gpus,
+                                  gpus=1 if self.mode == "mpi" else self.gpus,
+                                  iters=self.iters, warmup=self.warmup)
+
+    def expected_sizes(self):
+        lo, hi = min(self.size_list), max(self.size_list)
+        if self.op in WHOLE_BUFFER_OPS:
+            # the tool rounds its buffer down to whole float blocks per rank pair: tiny blocks
+            # come out as 0 B rows; require blocks of at least 4 * ranks * ranks bytes
+            lo = max(lo, 4 * self.gpus * self.gpus)
+        return [s for s in parse_sizes(f"1:{hi}") if s >= lo]
+
+    def method_label(self):
+        return "nccl-tests" if self.mode == "mpi" else "nccl-tests-g"
+
+    def parse(self, text):
+        return parse_nccl_tests(text, nranks=self.gpus)
+
+    def tool_sanity(self, meta, records):
+        if meta["out_of_bounds_ok"] is False:
+            raise SanityError(f"{self.benchmark}: {meta['out_of_bounds']} values out of bounds")
+        if meta["nranks"] != self.gpus:
+            raise SanityError(f"{self.benchmark}: {meta['nranks']} GPUs in the output, expected "
+                              f"{self.gpus} (an nccl-tests build without MPI=1 runs one copy per rank)")

@@ -11,7 +11,9 @@ heterogeneous job, which ReFrame cannot write and not every site allows):
    on); one that is not ready within ``ready_timeout`` is killed and started again, up to
    ``aggressor_starts`` times (a launch that hung in its start-up, e.g. Slurm's PMIx fence on
    the CI cluster), then the job ends with the reason (the stdout names every new attempt, the
-   failed attempts' stderr stays in gpucomm_aggressor.err.<k>);
+   failed attempts' stderr stays in gpucomm_aggressor.err.<k>).  That logic is the bash of
+   aggressor.sh beside this module (package data), written into the job script as it is, then
+   called with this job's files, ``ready_timeout``, ``aggressor_starts`` and the error prefix;
 3. the victim again (``noisy``); then the stop file ends the aggressor and the script waits for
    it.  An aggressor that ran out of time before the victim finished is a failure: the noisy
    numbers would be partly quiet.
@@ -41,6 +43,8 @@ the variables to give.
 
 import json
 import os
+import shlex
+from importlib import resources
 
 import reframe.utility.sanity as sn
 from reframe.core.backends import getlauncher
@@ -50,12 +54,12 @@ from reframe.core.launchers.mpi import SrunLauncher
 
 from ..constants import (AGGRESSOR, ALLREDUCE, HOST, METHODS, NOISE_LAYOUTS, OTHER_SWITCHES,
                          PINGPONG, SERVICE_LEVEL_TARGETS, Extras)
-from ..contract import NOISE_FILES, parse_output, record_value
+from ..contract import ERROR_PREFIX, NOISE_FILES, parse_output, record_value
 from ..errors import GpucommError
 from ..sizes import parse_size, size_label
 from .availability import unavailable
 from .base import GpucommCheck
-from .sanity import _read, not_finished_reason, launches, payload_error, preflight_ok
+from .sanity import launches, not_finished_reason, payload_error, preflight_ok, read_text
 
 #: the victim's nodes (a pair; an all-reduce uses every GPU of both)
 VICTIM_NODES = 2
@@ -65,6 +69,14 @@ AGGRESSOR_OUT, AGGRESSOR_ERR = "gpucomm_aggressor.out", "gpucomm_aggressor.err"
 READY_FILE, STOP_FILE = "gpucomm_aggressor.ready", "gpucomm_aggressor.stop"
 VICTIM_OPS = (PINGPONG, ALLREDUCE)
 PATTERNS = ("streams", "alltoall")
+#: the job script's aggressor start, a bash fragment shipped beside this module
+AGGRESSOR_SH = "aggressor.sh"
+
+
+def aggressor_fragment():
+    """The job-script lines of aggressor.sh: gpucomm_aggressor_up and its helper (the file says
+    what they do and what they take)."""
+    return resources.files(__package__).joinpath(AGGRESSOR_SH).read_text().rstrip("\n")
 
 
 def leaf_switch(addr):
@@ -115,7 +127,7 @@ def layout_ok(victim_json, aggressor_json, layout, topology=None):
 def victim_runs(stdout, stderr, sizes):
     """(quiet records, noisy records) by size; a SanityError with the reason unless both victim
     runs finished and validated every size."""
-    runs = launches(_read(stdout))
+    runs = launches(read_text(stdout))
     done = [(recs, s) for recs, s in runs if s is not None]
     for name, (recs, summary) in zip(("quiet", "noisy"), done):
         if not summary.get("ok"):
@@ -138,7 +150,7 @@ def victim_runs(stdout, stderr, sizes):
 def aggressor_run(stagedir):
     """The aggressor's record; a SanityError with its reason unless it finished, validated and
     was ended by the stop file (it still ran when the noisy victim run ended)."""
-    text = _read(os.path.join(stagedir, AGGRESSOR_OUT))
+    text = read_text(os.path.join(stagedir, AGGRESSOR_OUT))
     records, summary = parse_output(text)
     err = os.path.join(stagedir, AGGRESSOR_ERR)
     if summary is None:
@@ -192,8 +204,13 @@ def noise_value(stdout, stderr, stagedir, size, what):
 
 
 class NoiseBase(GpucommCheck):
-    """A victim (``victim``: pingpong or allreduce, with ``method``) quiet and under an
-    aggressor, in one ``layout``.  Leaves give ``victim``, ``method`` and ``layout``."""
+    """A victim (pingpong or allreduce, with ``method``) quiet and under an aggressor, in one
+    ``layout``.  Leaves give ``victim``, ``method`` and ``layout``.
+
+    ``victim`` is the leaf's parameter under the name users give it (``-n
+    NoiseCheck%victim=pingpong``; the references index by it): the victim's payload operation.
+    requirements() copies it into GpucommCheck's ``op``, and everything after reads ``op``, as
+    in every other check; "victim" elsewhere names the role (the victim's nodes, ranks, step)."""
 
     #: opt-in: the check loads the network, so it is skipped unless this is set (the noise
     #: mode sets it; never in the default, health, acceptance or paper runs)
@@ -230,17 +247,17 @@ class NoiseBase(GpucommCheck):
     # ------------------------------------------------------------------ init
 
     def requirements(self):
-        self.op = self.victim
+        self.op = self.victim  # the one read of the parameter: see the class docstring
         self.skip_if(not self.load_fabric, "the noise check loads the network: opt in with "
                      "--mode noise (or -S load_fabric=y)")
         return super().requirements()
 
     def description(self):
-        return (f"{self.victim} with {self.method}, quiet and under an aggressor, "
+        return (f"{self.op} with {self.method}, quiet and under an aggressor, "
                 f"layout {self.layout}")
 
     def more_tags(self):
-        return {self.victim, self.method, "noise"}
+        return {self.op, self.method, "noise"}
 
     # ------------------------------------------------------------------ setup
 
@@ -262,8 +279,8 @@ class NoiseBase(GpucommCheck):
             except GpucommError as exc:
                 raise ReframeError(f"-S {name}={getattr(self, name)}: {exc}") from None
         self.sizes = ",".join(map(str, self.victim_sizes))
-        if self.victim not in VICTIM_OPS:
-            raise ReframeError(f"victim {self.victim}: choose {', '.join(VICTIM_OPS)}")
+        if self.op not in VICTIM_OPS:
+            raise ReframeError(f"victim {self.op}: choose {', '.join(VICTIM_OPS)}")
         if self.layout not in NOISE_LAYOUTS:
             raise ReframeError(f"-S layout={self.layout}: choose {', '.join(NOISE_LAYOUTS)}")
         if self.aggressor_method not in ("",) + METHODS:
@@ -289,7 +306,7 @@ class NoiseBase(GpucommCheck):
         if self.aggressor_pattern == "streams" and self.aggr_nodes % 2:
             raise ReframeError(f"the aggressor's streams pair its nodes: {self.aggr_nodes} aggressor "
                                "nodes is odd (-S aggressor_pattern=alltoall, or an even count)")
-        self.victim_ppn = self.ranks_per_node or (1 if self.victim == PINGPONG else (gpus or 1))
+        self.victim_ppn = self.ranks_per_node or (1 if self.op == PINGPONG else (gpus or 1))
         self.aggressor_ppn = self.aggressor_ranks_per_node or (gpus or 2)
         self.num_nodes = VICTIM_NODES + self.aggr_nodes
         per_node = max(self.victim_ppn, self.aggressor_ppn)
@@ -319,7 +336,7 @@ class NoiseBase(GpucommCheck):
                     "-S aggressor_nodelist=...")
         if self.multi_node and not isinstance(self.job.launcher, SrunLauncher):
             return "the noise check places its job steps with srun (--nodelist, --relative)"
-        for method, op, ppn in ((self.method, self.victim, self.victim_ppn),
+        for method, op, ppn in ((self.method, self.op, self.victim_ppn),
                                 (self.aggressor_method_name, AGGRESSOR, self.aggressor_ppn)):
             why = unavailable(method, op, self.current_partition, self.current_environ, ppn,
                               self.multi_node)
@@ -412,25 +429,16 @@ class NoiseBase(GpucommCheck):
         quiet[quiet.index("--json") + 1] = QUIET_JSON
         noisy[noisy.index("--json") + 1] = NOISY_JSON
         aggressor = " ".join(self.step_launch(launcher, "aggressor") + self.aggressor_command())
-        n = max(1, self.aggressor_starts)
         start = (f"gpucomm_start() {{ {aggressor} >{AGGRESSOR_OUT} 2>{AGGRESSOR_ERR} & "
                  "gpucomm_aggressor=$!; }")
-        ready = (f"gpucomm_ready() {{ gpucomm_t=0; while [ ! -e {READY_FILE} ]; do "
-                 f"if ! kill -0 $gpucomm_aggressor 2>/dev/null || [ $gpucomm_t -ge {self.ready_timeout} ]; "
-                 "then return 1; fi; sleep 1; gpucomm_t=$((gpucomm_t + 1)); done; }")
-        retry = ("gpucomm_n=1; gpucomm_start; until gpucomm_ready; do "
-                 "kill $gpucomm_aggressor 2>/dev/null; wait $gpucomm_aggressor 2>/dev/null; "
-                 f"if [ $gpucomm_n -ge {n} ]; then echo \"gpucomm: error: the aggressor did not start "
-                 f"its load in {self.ready_timeout} s, {n} attempt(s) (see {AGGRESSOR_ERR})\" >&2; exit 1; fi; "
-                 f"mv {AGGRESSOR_ERR} {AGGRESSOR_ERR}.$gpucomm_n; gpucomm_n=$((gpucomm_n + 1)); "
-                 "echo \"gpucomm: the aggressor did not start its load: attempt $gpucomm_n\"; "
-                 "gpucomm_start; done")
+        up = ["gpucomm_aggressor_up", READY_FILE, AGGRESSOR_ERR, str(self.ready_timeout),
+              str(max(1, self.aggressor_starts)), ERROR_PREFIX]
         self.prerun_cmds += [
             f"rm -f {READY_FILE} {STOP_FILE}",
             " ".join([victim] + quiet),
             start,
-            ready,
-            retry,
+            aggressor_fragment(),
+            shlex.join(up),
         ]
         self.postrun_cmds = [f"touch {STOP_FILE}", "wait $gpucomm_aggressor"] + list(self.postrun_cmds)
         self.executable, self.executable_opts = victim, noisy

@@ -18,7 +18,8 @@ from ..site.preflight import ERROR_LINE, PREFLIGHT_TAG
 from ..sizes import size_label
 
 
-def _read(path):
+def read_text(path):
+    """The text of one of the job's files ('' where there is none: a run that never wrote it)."""
     try:
         with open(path) as fp:
             return fp.read()
@@ -28,7 +29,7 @@ def _read(path):
 
 def payload_error(stderr_path):
     """The payload's reason from the job's stderr, or ''."""
-    return first_error(_read(stderr_path))
+    return first_error(read_text(stderr_path))
 
 
 #: what Slurm's srun and slurmstepd print when a job step ended under the payload: a node that
@@ -44,7 +45,7 @@ def scheduler_error(stderr_path):
     """Why Slurm ended the job under the payload, from the job's stderr ('node failure on gcn3',
     'step 17.0 on gcn1 cancelled due to time limit', 'task 3 on gcn4: segmentation fault'),
     or ''."""
-    text = _read(stderr_path)
+    text = read_text(stderr_path)
     failed = _SLURM_NODE_FAILURE.search(text)
     if failed:
         return f"Slurm: node failure on {failed.group(1)}"
@@ -68,7 +69,7 @@ def stderr_excerpt(stderr_path, lines=3, width=400):
     """The first ``lines`` meaningful lines of a job's stderr (rfm_job.err), each once, joined
     on one line and cut at ``width`` characters, or '' (a failed launch's own words: mpirun or
     srun refusing, an interpreter that cannot import gpucomm, a missing library)."""
-    text = _read(stderr_path)
+    text = read_text(stderr_path)
     kept, in_traceback = [], False
     for line in text.splitlines():
         if line.startswith("Traceback (most recent call last):"):
@@ -144,10 +145,10 @@ def preflights(text):
 def preflight_ok(stdout, stderr, recipe=""):
     """True if every preflight of the job passed; else a SanityError with its one-line reason
     (so that a job the preflight ended says why, not "no GPUCOMM-DONE line")."""
-    found = preflights(_read(stdout))
+    found = preflights(read_text(stdout))
     where = f" (build the payload's venv per {recipe})" if recipe else ""
     if not found:
-        lines = [ln.strip() for ln in _read(stderr).splitlines() if ln.strip()]
+        lines = [ln.strip() for ln in read_text(stderr).splitlines() if ln.strip()]
         own = [ln.split(ERROR_LINE, 1)[1] for ln in lines if ERROR_LINE in ln]
         if own:
             raise SanityError(f"preflight failed: {own[0]}")
@@ -171,7 +172,7 @@ def ccl_net_ok(log_glob, pattern, fallback_pattern=None, plugin=""):
     text = ""
     paths = sorted(glob.glob(log_glob))
     for path in paths:
-        text += _read(path)
+        text += read_text(path)
     if not paths:
         raise SanityError(f"no NCCL/RCCL debug log ({log_glob}): cannot tell which network "
                           "NCCL/RCCL used")

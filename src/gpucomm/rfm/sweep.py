@@ -34,7 +34,11 @@ from .sanity import point_value, sweep_ok
 
 class SweepCheck(GpucommCheck):
     """Every offered method of one operation in one launch.  Subclasses give the ``operation``
-    (a parameter): pingpong and bw on a pair of ranks, the others on every GPU of the node."""
+    (a parameter): pingpong and bw on a pair of ranks, the others on every GPU of the node.
+
+    ``operation`` is the parameter under the name users give it (``-n
+    HealthCheck%operation=allreduce``; the references index by it).  requirements() copies it
+    into GpucommCheck's ``op``, and everything after reads ``op``, as in every other check."""
 
     #: the methods to run, comma-separated ('' : every method the partition/environment offers)
     methods = variable(str, value="")
@@ -48,8 +52,8 @@ class SweepCheck(GpucommCheck):
     window = 8
 
     def requirements(self):
-        self.op = self.operation
-        self.all_gpus = self.operation not in (PINGPONG, BW)
+        self.op = self.operation  # the one read of the parameter: see the class docstring
+        self.all_gpus = self.op not in (PINGPONG, BW)
         self.method_list = []
         return ["*"], ["+mpi"]
 

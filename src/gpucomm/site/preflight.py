@@ -1,6 +1,6 @@
 """``gpucomm preflight``: before a job's launch, can the configured interpreter run the payload?
 
-The checks put it in the job script (rfm.GpucommCheck.preflight_cmd) as a plain command of the
+The checks put it in the job script (rfm.GpucommCheck.preflight_cmds) as a plain command of the
 batch script, before the launcher:
 
     /path/venv/bin/python -m gpucomm preflight --method ccl --recipe docs/sites/lumi.md || exit $?
@@ -36,11 +36,12 @@ import os
 import sys
 
 from ..constants import CCL, EXIT_CAPABILITY, EXIT_OK, HOST, METHODS
+from ..contract import ERROR_PREFIX
 
 #: the stdout tag of the preflight's one summary line
 PREFLIGHT_TAG = "GPUCOMM-PREFLIGHT"
-#: the stderr prefix of its one error line (the payload's ERROR_PREFIX + 'preflight: ')
-ERROR_LINE = "gpucomm: error: preflight: "
+#: the stderr prefix of its one error line (the payload's ERROR_PREFIX + ' preflight: ')
+ERROR_LINE = f"{ERROR_PREFIX} preflight: "
 
 
 class Missing(Exception):

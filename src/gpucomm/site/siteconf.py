@@ -90,7 +90,7 @@ def has_component(lib, framework, name):
     """Whether the Open MPI install whose libraries are in ``lib`` has MCA component
     ``framework``/``name``: as a plugin (openmpi/mca_<framework>_<name>.so) or built into libmpi,
     as configure builds a component that needs no library of its own but the MPI's
-    (bench/build/ompi.sh's pml ucx and coll ucc: 21-every-method)."""
+    (bench/build/ompi.sh's pml ucx and coll ucc)."""
     if os.path.exists(os.path.join(lib, "openmpi", f"mca_{framework}_{name}.so")):
         return True
     try:
@@ -181,9 +181,9 @@ def user_mpirun_options(environ=None):
 def local_binding_options(info):
     """mpirun's binding on a GPU node with Open MPI: none.  Open MPI binds each of up to two
     ranks to one core, and the rank's helper threads (NVSHMEM's proxy, NCCL's and UCX's progress
-    threads) then share it with the rank: nvshmem's short runs stalled ~2 ms per sample, gone
-    without the binding (bench/results/2026-11-30-nvidia-h200-x2/21-every-method).  Each rank
-    still drives the GPU of its local rank."""
+    threads) then share it with the rank: nvshmem's short runs stalled ~2 ms per sample on the
+    reference node, and not without the binding.  Each rank still drives the GPU of its local
+    rank."""
     mpi = info.get("mpi") or {}
     return ["--bind-to", "none"] if mpi.get("openmpi") and mpi.get("mpirun") and info.get("gpu_count") else []
 

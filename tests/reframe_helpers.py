@@ -21,6 +21,9 @@ PAIR_MATRIX_CHECKS = ("PairMatrixCheck",)
 #: the noise study (checks/noise.py, opt-in), tested in test_noise.py
 NOISE_CHECKS = ("NoiseCheck",)
 
+#: the node-state check (checks/nodestate.py): no payload, tested in test_nodestate.py
+NODESTATE_CHECKS = ("NodeStateCheck",)
+
 _MAIN = "import sys; from reframe.frontend.cli import main; sys.argv[0] = 'reframe'; sys.exit(main())"
 
 
@@ -91,7 +94,8 @@ def check_classes():
     """Names of the payload checks in checks/ (classes decorated with rfm.simple_test)."""
     names = []
     for path in sorted(CHECKS.glob("*.py")):
-        if path.name in ("native.py", "config.py"):  # config.py: the guard (rfm.guard), no payload
+        # config.py: the guard (rfm.guard); nodestate.py: the hardware reader; no payload in either
+        if path.name in ("native.py", "config.py", "nodestate.py"):
             continue
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ClassDef) and any(

@@ -201,10 +201,11 @@ def test_no_nvml_package_is_a_skip_naming_it(monkeypatch, tmp_path, sysfs):
     monkeypatch.setitem(sys.modules, "pynvml", None)  # import pynvml raises ImportError
     code, record, _, err = run(tmp_path, sysfs, "--expect", expect_file(tmp_path, "h200-sxm-1gpu"))
     assert code == EXIT_CAPABILITY and not record["ok"]
-    assert record["skip"].startswith("no GPU library: install nvidia-ml-py (nvidia) in ")
+    assert record["skip"].startswith("no GPU library: install nvidia-ml-py (nvidia: pip install "
+                                     "'gpucomm[nodestate]') in ")
     monkeypatch.setitem(sys.modules, "amdsmi", None)
     code, record, _, _ = run(tmp_path, sysfs)
-    assert "install nvidia-ml-py (nvidia) or amdsmi (amd)" in record["skip"]
+    assert "or amdsmi (amd: pip install 'gpucomm[nodestate-amd]')" in record["skip"]
 
 
 def test_nvml_that_does_not_initialise_is_a_problem(nvml, tmp_path, sysfs):

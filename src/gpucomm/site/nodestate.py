@@ -48,8 +48,10 @@ from ..contract import ERROR_PREFIX, NODESTATE_TAG
 
 #: the fault hook: GPU:LINK, that link slot of that GPU read as down
 LINK_DOWN = "GPUCOMM_TEST_LINK_DOWN"
-#: vendor -> (the Python package to install, the module it provides, the links' name)
-VENDORS = {"nvidia": ("nvidia-ml-py", "pynvml", "NVLink"), "amd": ("amdsmi", "amdsmi", "xGMI")}
+#: vendor -> (the Python package to install, the module it provides, the links' name, the
+#: extra of pyproject.toml that installs it)
+VENDORS = {"nvidia": ("nvidia-ml-py", "pynvml", "NVLink", "nodestate"),
+           "amd": ("amdsmi", "amdsmi", "xGMI", "nodestate-amd")}
 UP, DOWN, UNSUPPORTED = "up", "down", "not supported"
 
 #: NVML's clocks-event reasons (nvmlClocksEventReason*, nvml.h): those that mean trouble ...
@@ -94,9 +96,8 @@ def load_library(vendor):
         module = _import(name)
         if module is not None:
             return name, module
-    packages = " or ".join(f"{VENDORS[n][0]} ({n})" for n in wanted)
-    raise Unavailable(f"no GPU library: install {packages} in {sys.executable} "
-                      "(pip install 'gpucomm[nodestate]')")
+    packages = " or ".join(f"{VENDORS[n][0]} ({n}: pip install 'gpucomm[{VENDORS[n][3]}]')" for n in wanted)
+    raise Unavailable(f"no GPU library: install {packages} in {sys.executable}")
 
 
 def _import(vendor):

@@ -26,6 +26,20 @@ NODESTATE_CHECKS = ("NodeStateCheck",)
 
 _MAIN = "import sys; from reframe.frontend.cli import main; sys.argv[0] = 'reframe'; sys.exit(main())"
 
+#: a configuration file: the repository's, with the local system's probe answering ``patch``
+#: (e.g. a GPU node's gpu_count and model), formatted with patch= and config=
+FAKE_LOCAL = """
+import runpy
+import gpucomm.site.probe as probe
+_real = probe.node_info
+def _node_info():
+    info = _real()
+    info.update({patch!r})
+    return info
+probe.node_info = _node_info
+site_configuration = runpy.run_path({config!r})["site_configuration"]
+"""
+
 
 def clean_env(**extra):
     """This process's environment without the knobs that would change a job script (SBATCH_*,

@@ -13,21 +13,9 @@ import pytest
 
 import nvml_standin
 from gpucomm.site.nodestate import LINK_DOWN
-from reframe_helpers import _MAIN, CONFIG, REPO, clean_env, report_cases
+from reframe_helpers import _MAIN, CONFIG, FAKE_LOCAL, REPO, clean_env, report_cases
 
 TESTS = Path(__file__).resolve().parents[1]
-
-FAKE_LOCAL = """
-import runpy
-import gpucomm.site.probe as probe
-_real = probe.node_info
-def _node_info():
-    info = _real()
-    info.update({patch!r})
-    return info
-probe.node_info = _node_info
-site_configuration = runpy.run_path({config!r})["site_configuration"]
-"""
 
 
 def gpu_node(count, slug="h200", model="NVIDIA H200"):

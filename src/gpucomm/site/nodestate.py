@@ -166,99 +166,108 @@ def nvml_links(nvml, handle, errors):
     return links
 
 
+def each_gpu(library, init, handles, shutdown, read_one):
+    """{gpus, init_error}: read_one(index, handle, errors) of every GPU between the library's
+    init and shutdown, each GPU's failed readings in its ``errors``."""
+    try:
+        init()
+    except Exception as exc:  # NVMLError, AmdSmiException
+        return {"gpus": [], "init_error": f"{library} does not initialise: {exc}"}
+    try:
+        gpus = []
+        for index, handle in enumerate(handles()):
+            errors = {}
+            gpus.append(dict(read_one(index, handle, errors), errors=errors))
+        return {"gpus": gpus}
+    finally:
+        _try({}, "shutdown", shutdown)
+
+
 def read_nvidia(nvml):
     """What NVML says of every GPU of the node."""
-    try:
-        nvml.nvmlInit()
-    except nvml.NVMLError as exc:
-        return {"driver": None, "gpus": [], "init_error": f"NVML does not initialise: {exc}"}
-    try:
-        driver = _text(_try({}, "driver", nvml.nvmlSystemGetDriverVersion) or "") or None
-        gpus = []
-        for index in range(nvml.nvmlDeviceGetCount()):
-            handle = nvml.nvmlDeviceGetHandleByIndex(index)
-            errors = {}
-            pci = _try(errors, "pci", nvml.nvmlDeviceGetPciInfo, handle)
-            gpu = {"index": index, "name": _text(_try(errors, "name", nvml.nvmlDeviceGetName, handle)),
-                   "uuid": _text(_try(errors, "uuid", nvml.nvmlDeviceGetUUID, handle)),
-                   "pci_bus_id": bus_id(pci.busId) if pci is not None else None}
-            gpu["pcie"] = {
-                "gen": _try(errors, "pcie gen", nvml.nvmlDeviceGetCurrPcieLinkGeneration, handle),
-                "max_gen": _try(errors, "pcie max gen", nvml.nvmlDeviceGetMaxPcieLinkGeneration, handle),
-                "width": _try(errors, "pcie width", nvml.nvmlDeviceGetCurrPcieLinkWidth, handle),
-                "max_width": _try(errors, "pcie max width", nvml.nvmlDeviceGetMaxPcieLinkWidth, handle)}
-            gpu["ecc_volatile_uncorrected"] = _try(
-                errors, "ecc", nvml.nvmlDeviceGetTotalEccErrors, handle,
-                nvml.NVML_MEMORY_ERROR_TYPE_UNCORRECTED, nvml.NVML_VOLATILE_ECC)
-            pages = {}
-            sbe = _try(errors, "retired pages", nvml.nvmlDeviceGetRetiredPages, handle,
-                       nvml.NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS)
-            dbe = _try(errors, "retired pages", nvml.nvmlDeviceGetRetiredPages, handle,
-                       nvml.NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR)
-            if sbe is not None and dbe is not None:
-                pages.update(retired_sbe=len(sbe), retired_dbe=len(dbe))
-            pending = _try(errors, "retirement pending", nvml.nvmlDeviceGetRetiredPagesPendingStatus, handle)
-            if pending is not None:
-                pages["retirement_pending"] = bool(pending)
-            rows = _try(errors, "remapped rows", nvml.nvmlDeviceGetRemappedRows, handle)
-            if rows is not None:
-                pages.update(remapped_correctable=rows[0], remapped_uncorrectable=rows[1],
-                             remap_pending=bool(rows[2]), remap_failure=bool(rows[3]))
-            gpu["pages"] = pages
-            reasons_fn = getattr(nvml, "nvmlDeviceGetCurrentClocksEventReasons", None) or \
-                nvml.nvmlDeviceGetCurrentClocksThrottleReasons
-            reasons = _try(errors, "clocks event reasons", reasons_fn, handle)
-            gpu["clocks_event_reasons"] = reasons
-            gpu["throttle"] = [n for bit, n in TROUBLE_REASONS.items() if reasons and reasons & bit]
-            gpu["idle"] = bool(reasons and reasons & 0x1)
-            gpu["links"] = nvml_links(nvml, handle, errors)
-            gpu["errors"] = errors
-            gpus.append(gpu)
-    finally:
-        _try({}, "shutdown", nvml.nvmlShutdown)
-    return {"driver": driver, "gpus": gpus}
+    found = {}
+
+    def handles():
+        found["driver"] = _text(_try({}, "driver", nvml.nvmlSystemGetDriverVersion) or "") or None
+        return [nvml.nvmlDeviceGetHandleByIndex(i) for i in range(nvml.nvmlDeviceGetCount())]
+    state = each_gpu("NVML", nvml.nvmlInit, handles, nvml.nvmlShutdown, lambda i, h, e: nvml_gpu(nvml, i, h, e))
+    return dict(state, driver=found.get("driver"))
+
+
+def nvml_gpu(nvml, index, handle, errors):
+    """One GPU as NVML says it."""
+    pci = _try(errors, "pci", nvml.nvmlDeviceGetPciInfo, handle)
+    gpu = {"index": index, "name": _text(_try(errors, "name", nvml.nvmlDeviceGetName, handle)),
+           "uuid": _text(_try(errors, "uuid", nvml.nvmlDeviceGetUUID, handle)),
+           "pci_bus_id": bus_id(pci.busId) if pci is not None else None}
+    gpu["pcie"] = {
+        "gen": _try(errors, "pcie gen", nvml.nvmlDeviceGetCurrPcieLinkGeneration, handle),
+        "max_gen": _try(errors, "pcie max gen", nvml.nvmlDeviceGetMaxPcieLinkGeneration, handle),
+        "width": _try(errors, "pcie width", nvml.nvmlDeviceGetCurrPcieLinkWidth, handle),
+        "max_width": _try(errors, "pcie max width", nvml.nvmlDeviceGetMaxPcieLinkWidth, handle)}
+    gpu["ecc_volatile_uncorrected"] = _try(
+        errors, "ecc", nvml.nvmlDeviceGetTotalEccErrors, handle,
+        nvml.NVML_MEMORY_ERROR_TYPE_UNCORRECTED, nvml.NVML_VOLATILE_ECC)
+    pages = {}
+    sbe = _try(errors, "retired pages", nvml.nvmlDeviceGetRetiredPages, handle,
+               nvml.NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS)
+    dbe = _try(errors, "retired pages", nvml.nvmlDeviceGetRetiredPages, handle,
+               nvml.NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR)
+    if sbe is not None and dbe is not None:
+        pages.update(retired_sbe=len(sbe), retired_dbe=len(dbe))
+    pending = _try(errors, "retirement pending", nvml.nvmlDeviceGetRetiredPagesPendingStatus, handle)
+    if pending is not None:
+        pages["retirement_pending"] = bool(pending)
+    rows = _try(errors, "remapped rows", nvml.nvmlDeviceGetRemappedRows, handle)
+    if rows is not None:
+        pages.update(remapped_correctable=rows[0], remapped_uncorrectable=rows[1],
+                     remap_pending=bool(rows[2]), remap_failure=bool(rows[3]))
+    gpu["pages"] = pages
+    reasons_fn = getattr(nvml, "nvmlDeviceGetCurrentClocksEventReasons", None) or \
+        nvml.nvmlDeviceGetCurrentClocksThrottleReasons
+    reasons = _try(errors, "clocks event reasons", reasons_fn, handle)
+    gpu["clocks_event_reasons"] = reasons
+    gpu["throttle"] = [n for bit, n in TROUBLE_REASONS.items() if reasons and reasons & bit]
+    gpu["idle"] = bool(reasons and reasons & 0x1)
+    gpu["links"] = nvml_links(nvml, handle, errors)
+    return gpu
 
 
 # ---------------------------------------------------------------------------- AMD (amdsmi)
 
 def read_amd(smi):
     """What AMD SMI says of every GPU (GCD) of the node."""
-    try:
-        smi.amdsmi_init()
-    except Exception as exc:
-        return {"driver": None, "gpus": [], "init_error": f"AMD SMI does not initialise: {exc}"}
-    try:
-        gpus = []
-        for index, handle in enumerate(smi.amdsmi_get_processor_handles()):
-            errors = {}
-            asic = _try(errors, "asic", smi.amdsmi_get_gpu_asic_info, handle) or {}
-            gpu = {"index": index, "name": asic.get("market_name"),
-                   "uuid": _try(errors, "uuid", smi.amdsmi_get_gpu_device_uuid, handle),
-                   "pci_bus_id": _try(errors, "bdf", smi.amdsmi_get_gpu_device_bdf, handle)}
-            pcie = _try(errors, "pcie", smi.amdsmi_get_pcie_info, handle) or {}
-            static, metric = pcie.get("pcie_static", {}), pcie.get("pcie_metric", {})
-            gpu["pcie"] = {"gen": PCIE_GEN_OF_MTS.get(metric.get("pcie_speed")),
-                           "max_gen": static.get("pcie_interface_version"),
-                           "width": metric.get("pcie_width"), "max_width": static.get("max_pcie_width")}
-            ecc = _try(errors, "ecc", smi.amdsmi_get_gpu_total_ecc_count, handle) or {}
-            gpu["ecc_volatile_uncorrected"] = ecc.get("uncorrectable_count")
-            bad = _try(errors, "bad pages", smi.amdsmi_get_gpu_bad_page_info, handle)
-            gpu["pages"] = {} if bad is None else {
-                "retired": len(bad),
-                "retirement_pending": any("PENDING" in str(p.get("status", "")).upper() for p in bad)}
-            violation = _try(errors, "violation status", smi.amdsmi_get_violation_status, handle) or {}
-            gpu["clocks_event_reasons"] = None
-            gpu["throttle"] = [n for key, n in AMD_TROUBLE.items() if violation.get(key) is True]
-            gpu["idle"] = False
-            status = _try(errors, "xgmi", smi.amdsmi_get_gpu_xgmi_link_status, handle) or {}
-            states = {"U": UP, "D": DOWN, "X": DOWN}
-            gpu["links"] = [{"link": i, "state": states.get(s, UNSUPPORTED), "version": None, "speed_GBps": None}
-                            for i, s in enumerate(status.get("status", []))]
-            gpu["errors"] = errors
-            gpus.append(gpu)
-    finally:
-        _try({}, "shutdown", smi.amdsmi_shut_down)
-    return {"driver": None, "gpus": gpus}
+    state = each_gpu("AMD SMI", smi.amdsmi_init, smi.amdsmi_get_processor_handles, smi.amdsmi_shut_down,
+                     lambda i, h, e: amd_gpu(smi, i, h, e))
+    return dict(state, driver=None)
+
+
+def amd_gpu(smi, index, handle, errors):
+    """One GPU (GCD) as AMD SMI says it."""
+    asic = _try(errors, "asic", smi.amdsmi_get_gpu_asic_info, handle) or {}
+    gpu = {"index": index, "name": asic.get("market_name"),
+           "uuid": _try(errors, "uuid", smi.amdsmi_get_gpu_device_uuid, handle),
+           "pci_bus_id": _try(errors, "bdf", smi.amdsmi_get_gpu_device_bdf, handle)}
+    pcie = _try(errors, "pcie", smi.amdsmi_get_pcie_info, handle) or {}
+    static, metric = pcie.get("pcie_static", {}), pcie.get("pcie_metric", {})
+    gpu["pcie"] = {"gen": PCIE_GEN_OF_MTS.get(metric.get("pcie_speed")),
+                   "max_gen": static.get("pcie_interface_version"),
+                   "width": metric.get("pcie_width"), "max_width": static.get("max_pcie_width")}
+    ecc = _try(errors, "ecc", smi.amdsmi_get_gpu_total_ecc_count, handle) or {}
+    gpu["ecc_volatile_uncorrected"] = ecc.get("uncorrectable_count")
+    bad = _try(errors, "bad pages", smi.amdsmi_get_gpu_bad_page_info, handle)
+    gpu["pages"] = {} if bad is None else {
+        "retired": len(bad),
+        "retirement_pending": any("PENDING" in str(p.get("status", "")).upper() for p in bad)}
+    violation = _try(errors, "violation status", smi.amdsmi_get_violation_status, handle) or {}
+    gpu["clocks_event_reasons"] = None
+    gpu["throttle"] = [n for key, n in AMD_TROUBLE.items() if violation.get(key) is True]
+    gpu["idle"] = False
+    status = _try(errors, "xgmi", smi.amdsmi_get_gpu_xgmi_link_status, handle) or {}
+    states = {"U": UP, "D": DOWN, "X": DOWN}
+    gpu["links"] = [{"link": i, "state": states.get(s, UNSUPPORTED), "version": None, "speed_GBps": None}
+                    for i, s in enumerate(status.get("status", []))]
+    return gpu
 
 
 # ---------------------------------------------------------------------------- NICs (sysfs)

@@ -21,7 +21,7 @@ PAIR_MATRIX_CHECKS = ("PairMatrixCheck",)
 #: the noise study (checks/noise.py, opt-in), tested in test_noise.py
 NOISE_CHECKS = ("NoiseCheck",)
 
-#: the node-state check (checks/nodestate.py): no payload, tested in test_nodestate.py
+#: the node-state check (checks/nodestate.py): no payload, tested in tests/rfm/test_nodestate_check.py
 NODESTATE_CHECKS = ("NodeStateCheck",)
 
 _MAIN = "import sys; from reframe.frontend.cli import main; sys.argv[0] = 'reframe'; sys.exit(main())"

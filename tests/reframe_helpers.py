@@ -21,7 +21,24 @@ PAIR_MATRIX_CHECKS = ("PairMatrixCheck",)
 #: the noise study (checks/noise.py, opt-in), tested in test_noise.py
 NOISE_CHECKS = ("NoiseCheck",)
 
+#: the node-state check (checks/nodestate.py): no payload, tested in tests/rfm/test_nodestate_check.py
+NODESTATE_CHECKS = ("NodeStateCheck",)
+
 _MAIN = "import sys; from reframe.frontend.cli import main; sys.argv[0] = 'reframe'; sys.exit(main())"
+
+#: a configuration file: the repository's, with the local system's probe answering ``patch``
+#: (e.g. a GPU node's gpu_count and model), formatted with patch= and config=
+FAKE_LOCAL = """
+import runpy
+import gpucomm.site.probe as probe
+_real = probe.node_info
+def _node_info():
+    info = _real()
+    info.update({patch!r})
+    return info
+probe.node_info = _node_info
+site_configuration = runpy.run_path({config!r})["site_configuration"]
+"""
 
 
 def clean_env(**extra):
@@ -91,7 +108,8 @@ def check_classes():
     """Names of the payload checks in checks/ (classes decorated with rfm.simple_test)."""
     names = []
     for path in sorted(CHECKS.glob("*.py")):
-        if path.name in ("native.py", "config.py"):  # config.py: the guard (rfm.guard), no payload
+        # config.py: the guard (rfm.guard); nodestate.py: the hardware reader; no payload in either
+        if path.name in ("native.py", "config.py", "nodestate.py"):
             continue
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ClassDef) and any(

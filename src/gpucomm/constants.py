@@ -126,6 +126,8 @@ EXIT_VALIDATION = 4    # received data did not match what was sent
 EXIT_IMPLAUSIBLE = 5   # a bandwidth above the link's nominal limit
 EXIT_INTERRUPTED = 130
 EXIT_TIMEOUT = 124     # the watchdog ended a hang
+#: the node-state reader's (site.nodestate): the node's hardware is not what its class expects
+EXIT_HARDWARE = 10
 
 #: ``gpucomm report``'s exit codes besides EXIT_OK (ReFrame passed this run), EXIT_INTERNAL and
 #: EXIT_BAD_INPUT (bad options, or nothing readable among the inputs); its --help lists them

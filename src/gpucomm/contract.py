@@ -20,6 +20,12 @@ STDOUT_FILE = "rfm_job.out"
 #: a noise job's results files (rfm.noise): the victim quiet, under the aggressor, the aggressor
 NOISE_FILES = {"quiet": "gpucomm_quiet.json", "noisy": "gpucomm_noisy.json",
                "aggressor": "gpucomm_aggressor.json"}
+#: the node-state reader's one record (site.nodestate: what it read of every GPU and NIC, the
+#: problems found), the file it writes (--json) and the node class's expected values it reads
+#: (--expect), which the NodeStateCheck keeps
+NODESTATE_TAG = "GPUCOMM-NODESTATE"
+NODESTATE_FILE = "gpucomm_nodestate.json"
+NODESTATE_EXPECTED_FILE = "gpucomm_nodestate_expected.json"
 #: the record field a perf point may name instead of a record key: the median time (us)
 LATENCY = "latency"
 #: record and meta keys of the MPI methods: which timed loop ran (constants.LOOPS) and, where it

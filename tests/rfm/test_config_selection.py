@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from reframe_helpers import _MAIN, CONFIG, REPO, clean_env, reframe, report_cases
+from reframe_helpers import _MAIN, CONFIG, FAKE_LOCAL, REPO, clean_env, reframe, report_cases
 
 ROOT_OK = dict(OMPI_ALLOW_RUN_AS_ROOT=1, OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1)
 
@@ -51,18 +51,6 @@ def test_the_readmes_card_form_loads_the_configuration(tmp_path):
     assert f"settings files:    '<builtin>', '{CONFIG}'" in run.stdout
     assert "- PingPongCheck %method=host" in run.stdout
 
-
-FAKE_LOCAL = """
-import runpy
-import gpucomm.site.probe as probe
-_real = probe.node_info
-def _node_info():
-    info = _real()
-    info.update({patch!r})
-    return info
-probe.node_info = _node_info
-site_configuration = runpy.run_path({config!r})["site_configuration"]
-"""
 
 #: a node whose probe finds 2 GPUs (the partition's features say gpu) but no CuPy
 GPU_NO_CUPY = {"gpu_vendor": "nvidia", "gpu_count": 2, "gpu_model": "NVIDIA H200",

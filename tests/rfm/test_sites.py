@@ -20,7 +20,7 @@ from gpucomm.constants import METHODS
 from gpucomm.metrics import busbw_GBps, goodput_GBps
 from gpucomm.analysis.references import FIGURES, METHOD_OF
 from gpucomm.site.siteconf import slurm_access
-from reframe_helpers import (HEALTH_CHECKS, INTERNODE_CHECKS, NATIVE_CHECKS, NOISE_CHECKS,
+from reframe_helpers import (HEALTH_CHECKS, INTERNODE_CHECKS, NATIVE_CHECKS, NODESTATE_CHECKS, NOISE_CHECKS,
                              PAIR_MATRIX_CHECKS, REPO, SHARED_CSV,
                              check_classes, clean_env)
 from reframe_helpers import dry_runs as dry_run_all
@@ -147,7 +147,8 @@ def dry_runs(tmp_path_factory):
     """{system: [test case dicts]} of one dry-run per system, run concurrently."""
     runs = {}
     for system in SITES:
-        skip = INTERNODE_CHECKS + NATIVE_CHECKS + PAIR_MATRIX_CHECKS + HEALTH_CHECKS + NOISE_CHECKS
+        skip = (INTERNODE_CHECKS + NATIVE_CHECKS + PAIR_MATRIX_CHECKS + HEALTH_CHECKS + NOISE_CHECKS
+                + NODESTATE_CHECKS)
         runs[system] = ["--system", system, "-c", "checks/", "-x", "|".join(skip),
                         "-P", "num_nodes=" + ",".join(map(str, NODES))]
     return dry_run_all(runs, tmp_path_factory, site_env())
@@ -424,7 +425,7 @@ def test_health_mode_one_launch_per_env_group(tmp_path):
     assert out.returncode == 0, out.stdout
     cases = {c["display_name"].split(" /")[0]: c for c in report_cases(tmp_path / "report.json")}
     assert sorted(cases) == ["HealthCheck %operation=allreduce", "HealthCheck %operation=alltoall",
-                             "HealthCheck %operation=pingpong", "PairMatrixCheck %method=ccl",
+                             "HealthCheck %operation=pingpong", "NodeStateCheck", "PairMatrixCheck %method=ccl",
                              "PairMatrixCheck %method=gpu-aware-mpi", "PairMatrixCheck %method=host",
                              "PairMatrixCheck %method=ipc-copy"]  # nvshmem's pair matrix: acceptance
     case = cases["HealthCheck %operation=pingpong"]

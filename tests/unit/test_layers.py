@@ -33,7 +33,9 @@ RULES = {
 }
 #: optional packages: layer -> (the one module that may import them, the packages); only inside
 #: a function and a ``try`` whose handlers catch ImportError, so that the layer runs without them
-OPTIONAL = {"payload": ("gpucomm.payload.fastloop", {"numba", "numba_mpi", "llvmlite"})}
+OPTIONAL = {"payload": ("gpucomm.payload.fastloop", {"numba", "numba_mpi", "llvmlite"}),
+            # the node-state reader: the GPU vendors' libraries (nvidia-ml-py, amdsmi)
+            "site": ("gpucomm.site.nodestate", {"pynvml", "amdsmi"})}
 #: the module of compiled code behind the guard: it imports numba at import time, so that numba
 #: can cache its functions, and only the guarded import in fastloop may import it
 BEHIND_GUARD = {"gpucomm.payload.mpiloops": ("gpucomm.payload.fastloop", {"numba"})}

@@ -7,6 +7,7 @@ import sys
 #: subcommand -> ("module:function" taking the remaining arguments, the extra it needs)
 TOOLS = {"report": ("gpucomm.analysis.report:main", "report"),
          "tolerances": ("gpucomm.analysis.tolerances:main", "report"),
+         "nightly": ("gpucomm.analysis.nightly:main", "report"),
          "probe": ("gpucomm.site.probe:main", None),
          "preflight": ("gpucomm.site.preflight:main", None)}
 

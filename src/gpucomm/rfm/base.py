@@ -33,6 +33,7 @@ from ..errors import GpucommError
 from ..sizes import parse_sizes
 from . import setvars
 from .availability import gpus_per_node, missing_mpi, selection, unavailable
+from .hooks import hook_error
 from .mixins import NCCL_DEBUG_GLOB, MultiNode, SiteOptions
 from .sanity import ccl_net_ok, payload_ok, placement_ok, point_value, preflight_ok
 
@@ -180,6 +181,9 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
         """Every variable a user can set with -S, checked once with a one-line reason; a -S
         name no check has is a failure (setvars.check_names)."""
         setvars.check_names()
+        hooked = hook_error(self.run_methods(), self.op, self.missing_reference)
+        if hooked:
+            raise ReframeError(hooked)
         if self.placement not in (ANY_PLACEMENT,) + PLACEMENTS:
             raise ReframeError(f"-S placement={self.placement}: choose any, {', '.join(PLACEMENTS)}")
         try:

@@ -140,3 +140,18 @@ EXIT_REPORT_NO_VERDICT = 9   # no ReFrame test case among the inputs (plots only
 #: or NVSHMEM
 NO_MULTICAST_ENV = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1",
                     "NVSHMEM_DISABLE_NVLS": "1"}
+
+#: the payload's fault-injection hooks (payload/faults.py reads them; docs/testing.md)
+TEST_CORRUPT, TEST_HANG, TEST_HANG_EXIT = "GPUCOMM_TEST_CORRUPT", "GPUCOMM_TEST_HANG", "GPUCOMM_TEST_HANG_EXIT"
+TEST_SLOW_PAIR, TEST_IPC_REFUSED = "GPUCOMM_TEST_SLOW_PAIR", "GPUCOMM_TEST_IPC_REFUSED"
+#: hook -> (methods, operations) where it can fire (None: every one); a hook set where it
+#: cannot fire would test nothing and say nothing: a failure naming it (HANG_EXIT modifies HANG)
+TEST_HOOK_SCOPE = {
+    TEST_CORRUPT: (None, None),
+    TEST_HANG: (None, None),
+    TEST_HANG_EXIT: (None, None),
+    TEST_SLOW_PAIR: (None, (PAIR_MATRIX,)),
+    TEST_IPC_REFUSED: ((IPC_COPY,), None),
+}
+#: the hooks whose only effect is on the numbers: they can fail a check only against a reference
+TEST_HOOKS_PERF_ONLY = (TEST_SLOW_PAIR,)

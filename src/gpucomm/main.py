@@ -10,6 +10,7 @@ from .contract import ERROR_PREFIX
 TOOLS = {"report": ("gpucomm.analysis.report:main", "report"),
          "tolerances": ("gpucomm.analysis.tolerances:main", "report"),
          "acceptance": ("gpucomm.analysis.acceptance:main", "report"),
+         "nightly": ("gpucomm.analysis.nightly:main", "report"),
          "probe": ("gpucomm.site.probe:main", None),
          "preflight": ("gpucomm.site.preflight:main", None)}
 

@@ -31,6 +31,7 @@ def test_the_shipped_health_references_are_the_rule_on_26_sessions(tol, tmp_path
     out = tmp_path / "t.yaml"
     args = reports("12-health") + reports("13-health-validation") + ["--pool", *reports("10-health"),
                                                                       "--fresh-only", FRESH, "--pairs-pooled",
+                                                                      "--keep-reference-failures",
                                                                       "--yaml", str(out), "--md", str(tmp_path / "t.md")]
     assert tol.main(args) == 0
     proposed = yaml.safe_load(out.read_text())
@@ -53,10 +54,10 @@ def test_the_shipped_health_references_are_the_rule_on_26_sessions(tol, tmp_path
 def test_cross_validation(tol, tmp_path):
     md = tmp_path / "x.md"
     tol.main(reports("12-health") + ["--pool", *reports("10-health"), "--fresh-only", FRESH, "--pairs-pooled",
-                                     "--judge", *reports("13-health-validation"), "--md", str(md)])
+                                     "--keep-reference-failures", "--judge", *reports("13-health-validation"), "--md", str(md)])
     assert "10 of 10 later runs pass" in md.read_text()
     tol.main(reports("13-health-validation") + ["--pool", *reports("10-health"), "--fresh-only", FRESH,
-                                                "--pairs-pooled", "--judge", *reports("12-health"), "--md", str(md)])
+                                                "--pairs-pooled", "--keep-reference-failures", "--judge", *reports("12-health"), "--md", str(md)])
     text = md.read_text()
     assert "9 of 10 later runs pass" in text
     fails = [ln for ln in text.splitlines() if "| FAIL |" in ln]

@@ -22,13 +22,23 @@ run is moved half the healthy range (median to slowest) further out; a bandwidth
 few-microsecond measurement).  A run is then
 judged again against the proposed references: every healthy run must pass them, which the
 table says per variable (worst run vs bound).
+
+Only healthy runs shape a reference: a test case ReFrame failed (its result) and every value of a
+session with a failed test case are left out, and the output says how many were
+(--keep-reference-failures keeps the cases that failed only their performance references: a study
+re-deriving references that were too tight).  A variable with fewer than MIN_RUNS healthy runs is
+not proposed unless --force (then with a one-line warning), and a bandwidth whose bound would be
+0 or below (anything passes) is never proposed.
 """
 
 import argparse
+import os
 import re
 import statistics
 import sys
 from collections import defaultdict
+
+from ..constants import EXIT_BAD_INPUT
 
 BW_MARGIN = 0.95       # of the slowest healthy run (range-extended, below)
 LAT_MARGIN = 1.15      # of the slowest healthy run (range-extended) ...
@@ -39,6 +49,8 @@ LAT_SLACK_US = 0.3     # ... plus this
 #: (point-to-point NVLink bandwidth, 1.2-5 %) barely moves; cross-validated between two sets
 #: of 10 runs on the reference node (the results README)
 RANGE_EXTENSION = 0.5
+#: the fewest healthy runs a reference is proposed from (without --force)
+MIN_RUNS = 3
 
 
 PAIR_SUFFIX = re.compile(r"_\d+-\d+$")
@@ -46,17 +58,37 @@ PAIR_SUFFIX = re.compile(r"_\d+-\d+$")
 
 def collect(paths, pairs_pooled=False):
     """{(check, system:partition, variable): [values]} and {same: unit} over every report, read
-    by the report command's reader (gpucomm.report.inputs)."""
+    by the report command's reader (gpucomm.report.inputs); failed runs included (collect_healthy
+    leaves them out)."""
+    values, units, _, _ = collect_healthy(paths, pairs_pooled, healthy_only=False)
+    return values, units
+
+
+def collect_healthy(paths, pairs_pooled=False, healthy_only=True, keep_reference_failures=False):
+    """(values, units, runs, excluded): values and units as collect(); runs {key: number of
+    sessions}; excluded: how many test cases were left out as unhealthy (ReFrame failed them, or
+    another case of their session), or with ``keep_reference_failures`` only those that failed
+    outside the performance phase (and the rest of their session)."""
     from .report.inputs import load
     perf = load(paths).frames()[2]
     perf = perf[perf["result"].isin(["pass", "fail"])]
-    values, units = defaultdict(list), {}
+    perf = perf.assign(run=perf["session"].fillna(perf["source"]) if len(perf) else [])
+    excluded = 0
+    if healthy_only and len(perf):
+        bad = perf["result"] == "fail"
+        if keep_reference_failures:
+            bad &= perf["fail_phase"].astype(str) != "performance"
+        drop = perf["run"].isin(set(perf.loc[bad, "run"]))
+        excluded = len(perf.loc[drop, ["run", "system", "partition", "environ", "test"]].drop_duplicates())
+        perf = perf[~drop]
+    values, units, sessions = defaultdict(list), {}, defaultdict(set)
     for row in perf.itertuples():
         var = PAIR_SUFFIX.sub("", row.var) if pairs_pooled else row.var
         k = (row.test, f"{row.system}:{row.partition}", var)
         values[k].append(row.value)
         units[k] = row.unit
-    return values, units
+        sessions[k].add(row.run)
+    return values, units, {k: len(v) for k, v in sessions.items()}, excluded
 
 
 def fleet_collect(session):
@@ -71,7 +103,8 @@ def fleet_collect(session):
 
 
 def propose(vals, unit):
-    """[ref, lower, upper, unit] (ReFrame's relative thresholds) from the healthy values."""
+    """[ref, lower, upper, unit] (ReFrame's relative thresholds) from the healthy values, or None
+    where a bandwidth's bound would be 0 or below (the runs spread too wide to bound anything)."""
     med = statistics.median(vals)
     if unit == "us":
         worst = max(vals) + RANGE_EXTENSION * (max(vals) - med)
@@ -79,6 +112,8 @@ def propose(vals, unit):
         return [round(med, 3), None, round(bound / med - 1, 3), unit]
     worst = min(vals) - RANGE_EXTENSION * (med - min(vals))
     bound = worst * BW_MARGIN
+    if not bound > 0:  # anything would pass: no reference
+        return None
     return [round(med, 3), round(bound / med - 1, 3), None, unit]
 
 
@@ -120,26 +155,58 @@ def main(argv=None):
                     help="later healthy runs, judged against the proposed references (one report per run)")
     ap.add_argument("--yaml", help="write the proposed references (by check, partition, variable)")
     ap.add_argument("--md", help="write the spread table (markdown)")
+    ap.add_argument("--keep-reference-failures", action="store_true",
+                    help="keep test cases that failed only their performance references (a study "
+                         "re-deriving references that were too tight); other failed runs stay out")
+    ap.add_argument("--force", action="store_true",
+                    help=f"propose from fewer than {MIN_RUNS} healthy runs (with a warning)")
     args = ap.parse_args(argv)
     if bool(args.reports) == bool(args.fleet):
         ap.error("give the reports of repeated runs, or --fleet SESSION")
-    if args.fleet:
+    for opt, path in (("--yaml", args.yaml), ("--md", args.md)):
+        if path and (os.path.isdir(path) or not os.path.isdir(os.path.dirname(os.path.abspath(path)))):
+            what = "is a directory" if os.path.isdir(path) else "is in no existing directory"
+            print(f"gpucomm tolerances: error: {opt} {path} {what}: give a file to write", file=sys.stderr)
+            return EXIT_BAD_INPUT
+    if args.fleet:  # one value per node of a healthy fleet: the nodes are the runs
         values, units = fleet_collect(args.fleet)
+        runs, excluded = {k: len(v) for k, v in values.items()}, 0
     else:
-        values, units = collect(args.reports, args.pairs_pooled)
+        values, units, runs, excluded = collect_healthy(args.reports, args.pairs_pooled,
+                                                        keep_reference_failures=args.keep_reference_failures)
     if args.pool:
         fresh = re.compile(args.fresh_only) if args.fresh_only else None
-        older, _ = collect(args.pool, args.pairs_pooled)
+        older, _, older_runs, older_excluded = collect_healthy(
+            args.pool, args.pairs_pooled, keep_reference_failures=args.keep_reference_failures)
+        excluded += older_excluded
         for key, vals in older.items():
             if key in values and not (fresh and fresh.search(f"{key[0]} {key[2]}")):
                 values[key] = values[key] + vals
+                runs[key] += older_runs[key]
+    if excluded:
+        print(f"gpucomm tolerances: {excluded} test cases of failed runs left out (ReFrame failed "
+              "them or another case of their session)", file=sys.stderr)
     if not values:
-        print("tolerances: no perf values in the reports", file=sys.stderr)
-        return 2
+        print("gpucomm tolerances: error: no perf values of healthy runs in the reports", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    few = min(runs.values())
+    if few < MIN_RUNS:
+        if not args.force:
+            print(f"gpucomm tolerances: error: {few} healthy run(s) for some variables, fewer than "
+                  f"{MIN_RUNS}: no reference proposed (--force proposes anyway)", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        print(f"gpucomm tolerances: warning: {few} healthy run(s) for some variables, fewer than "
+              f"{MIN_RUNS}: the bands are guesses (--force)", file=sys.stderr)
     rows, refs = [], defaultdict(lambda: defaultdict(dict))
+    unbounded = []
     for (check, part, var), vals in sorted(values.items()):
         unit = units[(check, part, var)]
         ref = propose(vals, unit)
+        if ref is None:
+            unbounded.append(f"{check} {var}")
+            rows.append(f"| {check} | {var} | {len(vals)} | {statistics.median(vals):.3f} | {min(vals):.3f} | "
+                        f"{max(vals):.3f} | | | | {unit} | not proposed: its bound would be 0 or below |")
+            continue
         med = statistics.median(vals)
         spread = (max(vals) - min(vals)) / med * 100 if med else 0.0
         ok = all(passes(v, ref) for v in vals)
@@ -147,21 +214,29 @@ def main(argv=None):
         rows.append(f"| {check} | {var} | {len(vals)} | {med:.3f} | {min(vals):.3f} | {max(vals):.3f} | "
                     f"{spread:.1f}% | {ref[1] if ref[1] is not None else ''} | "
                     f"{ref[2] if ref[2] is not None else ''} | {unit} | {'all pass' if ok else 'FAIL'} |")
+    if unbounded:
+        print(f"gpucomm tolerances: warning: no reference proposed for {len(unbounded)} variables whose "
+              f"healthy runs spread too wide to bound (lower bound 0 or below): {', '.join(unbounded)}",
+              file=sys.stderr)
     table = ["| check | variable | runs | median | min | max | spread | lower | upper | unit | healthy runs |",
              "|---|---|---|---|---|---|---|---|---|---|---|"] + rows
     text = "\n".join(table) + "\n"
     if args.judge:
         text += "\n" + judge(args.judge, refs, args.pairs_pooled)
-    if args.md:
-        with open(args.md, "w") as fp:
-            fp.write(text)
-    else:
-        print(text)
-    if args.yaml:
-        import yaml
-        plain = {c: {p: dict(v) for p, v in parts.items()} for c, parts in refs.items()}
-        with open(args.yaml, "w") as fp:
-            yaml.safe_dump(plain, fp, sort_keys=False, default_flow_style=None)
+    try:
+        if args.md:
+            with open(args.md, "w") as fp:
+                fp.write(text)
+        else:
+            print(text)
+        if args.yaml:
+            import yaml
+            plain = {c: {p: dict(v) for p, v in parts.items()} for c, parts in refs.items()}
+            with open(args.yaml, "w") as fp:
+                yaml.safe_dump(plain, fp, sort_keys=False, default_flow_style=None)
+    except OSError as exc:
+        print(f"gpucomm tolerances: error: cannot write {exc.filename}: {exc.strerror}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     return 0
 
 

@@ -23,7 +23,6 @@ import sys
 
 import reframe as rfm
 import reframe.utility.sanity as sn
-import reframe.utility.typecheck as typ
 from reframe.core.builtins import run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import ReframeError
 
@@ -32,7 +31,9 @@ from ..constants import (ANY_PLACEMENT, BW, CCL, COLLECTIVES, HOST, LOOP_AUTO, L
 from ..contract import PERF_POINTS, RESULTS_FILE
 from ..errors import GpucommError
 from ..sizes import parse_sizes
+from . import setvars
 from .availability import gpus_per_node, missing_mpi, selection, unavailable
+from .hooks import hook_error
 from .mixins import NCCL_DEBUG_GLOB, MultiNode, SiteOptions
 from .sanity import ccl_net_ok, payload_ok, placement_ok, point_value, preflight_ok
 
@@ -96,22 +97,22 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
     #: sizes to sweep, in the payload's syntax
     sizes = variable(str, value="1:1G")
     #: timed iterations per size (0: the payload's size-dependent default)
-    iters = variable(int, value=0)
+    iters = variable(setvars.integer("iters"), value=0)
     #: untimed iterations per size (-1: the payload's default)
-    warmup = variable(int, value=-1)
+    warmup = variable(setvars.integer("warmup"), value=-1)
     #: iterations per timed sample (0: the payload's size-dependent default)
-    batch = variable(int, value=0)
+    batch = variable(setvars.integer("batch"), value=0)
     #: timed seconds per size: fewer iterations where one is slow (0: no budget)
-    budget = variable(float, value=0.0)
+    budget = variable(setvars.real("budget"), value=0.0)
     #: the soak, the payload's --validate-every: the data checked after every Nth timed
     #: iteration too, a wrong one fails the check (0: once per size, after the last sample)
-    validate_every = variable(int, value=0)
+    validate_every = variable(setvars.integer("validate_every"), value=0)
     #: the sizes the soak applies to ('': every size), those the check sweeps
     validate_sizes = variable(str, value="")
     #: the timed loop as a CUDA/HIP graph where the method allows it: auto, on, off
     graph = variable(str, value="auto")
     #: bw: messages per window, the payload's --window (0: the payload's default, 64 as osu_bw)
-    window = variable(int, value=0)
+    window = variable(setvars.integer("window"), value=0)
     #: the MPI methods' timed loop, the payload's --loop: auto (compiled where numba-mpi is
     #: installed), numba-mpi (required), mpi4py
     loop = variable(str, value=LOOP_AUTO)
@@ -122,12 +123,12 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
     perf_points = variable(dict, value=PERF_POINTS)
     #: ranks per node: 0 = the operation's default (2 for a pair; every GPU of the node for
     #: the collectives, or 2 on a node without GPUs)
-    ranks_per_node = variable(int, value=0)
+    ranks_per_node = variable(setvars.integer("ranks_per_node"), value=0)
     #: whether the default is every GPU of the node (collectives) or a pair (ping-pong)
-    all_gpus = variable(typ.Bool, value=False)
+    all_gpus = variable(setvars.boolean("all_gpus"), value=False)
     #: run ``gpucomm preflight`` in the job script before the launch (site.preflight): a
     #: missing interpreter, mpi4py, GTL, cupy or NCCL/RCCL ends the job in one line
-    preflight = variable(typ.Bool, value=True)
+    preflight = variable(setvars.boolean("preflight"), value=True)
     num_tasks = 2
     time_limit = "10m"
     tags = {"gpucomm"}
@@ -199,7 +200,12 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
         return gpus_per_node(self.current_partition)
 
     def check_variables(self):
-        """Every variable a user can set with -S, checked once with a one-line reason."""
+        """Every variable a user can set with -S, checked once with a one-line reason; a -S
+        name no check has is a failure (setvars.check_names)."""
+        setvars.check_names()
+        hooked = hook_error(self.run_methods(), self.op, self.missing_reference)
+        if hooked:
+            raise ReframeError(hooked)
         if self.placement not in (ANY_PLACEMENT,) + PLACEMENTS:
             raise ReframeError(f"-S placement={self.placement}: choose any, {', '.join(PLACEMENTS)}")
         try:
@@ -281,7 +287,7 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
 
     def command(self):
         """(executable, options): the payload's command line."""
-        opts = ["-m", "gpucomm", self.op, "--method", self.method, "--sizes", self.sizes,
+        opts = ["-m", "gpucomm", self.op, "--method", self.method, "--sizes", setvars.quoted(self.sizes),
                 "--json", RESULTS_FILE]
         if self.iters > 0:
             opts += ["--iters", str(self.iters)]

@@ -8,13 +8,13 @@ check and the native checks are built from them.
 
 import os
 
-import reframe.utility.typecheck as typ
 from reframe.core.builtins import run_before, variable
 from reframe.core.exceptions import ReframeError
 from reframe.core.pipeline import RegressionTestPlugin
 
 from ..constants import ANY_PLACEMENT, CCL, Extras
 from ..site.siteconf import BIND_WRAPPER
+from . import setvars
 
 
 #: where a method's NCCL/RCCL debug log goes (NCCL_DEBUG_FILE, per host and process, in the
@@ -104,10 +104,10 @@ class SiteOptions(RegressionTestPlugin):
 
     #: apply the paper's per-method tuning (extras['paper_method_env_vars'] on one node,
     #: extras['paper_service_levels'] between nodes); the paper mode sets it
-    paper_tuning = variable(typ.Bool, value=False)
+    paper_tuning = variable(setvars.boolean("paper_tuning"), value=False)
     #: InfiniBand service level for NCCL and UCX (-1: the fabric's default); only where the
     #: partition names the variables (extras['service_level_vars'], Leonardo)
-    service_level = variable(int, value=-1)
+    service_level = variable(setvars.integer("service_level"), value=-1)
 
     def site_method(self):
         """The method whose partition options (binding, launcher options) apply."""
@@ -205,10 +205,10 @@ class MultiNode(RegressionTestPlugin):
     they sit on the network."""
 
     #: nodes to run on: ranks = num_nodes x ranks per node (a pair on 2 nodes: 1 rank each)
-    num_nodes = variable(int, value=1)
+    num_nodes = variable(setvars.integer("num_nodes"), value=1)
     #: run the num_nodes "nodes" as groups of ranks on one real node (the payload's
     #: --ranks-per-node): the multi-node logic tested on one machine
-    emulate_nodes = variable(typ.Bool, value=False)
+    emulate_nodes = variable(setvars.boolean("emulate_nodes"), value=False)
     #: where the nodes of a multi-node job sit on the network: 'any', or one of
     #: constants.PLACEMENTS, requested through the partition's extras['placement_options'] and
     #: checked after the run where Slurm tells the topology (SLURM_TOPOLOGY_ADDR)

@@ -19,7 +19,9 @@ information only, flagged where a variable moved beyond its own reference bound.
 
 Writes into the output folder: ``index.html`` (self-contained: PNGs and CSVs embedded), the PNGs,
 ``sweeps.csv``, ``nightly.csv``, ``vs_paper.csv``, ``vs_native.csv``, ``inputs.csv`` and
-``health.txt`` (also printed, fit for a cron mail).
+``health.txt`` (also printed, fit for a cron mail).  The folder must be new, empty, or one this
+command wrote before (it leaves a ``.gpucomm-report`` file there): a user's own files are never
+overwritten.
 
 Exit status (gpucomm.constants): 0 ReFrame passed this run; 6 ReFrame failed a test case;
 7 nothing ran (no test case selected, or every one skipped); 8 this run was a --dry-run (nothing
@@ -44,6 +46,23 @@ Trend flags use each perf variable's reference bound (the one ReFrame judged it 
 
 Exit status: 0 pass, 6 fail, 7 nothing ran, 8 dry run, 9 no verdict, 2 bad input, 1 internal error.
 """
+
+
+#: the file that marks a folder as written by gpucomm report (which may then write into it again)
+OUTPUT_MARKER = ".gpucomm-report"
+
+
+def output_refused(out):
+    """Why the report may not write into ``out``, or None: only a new or empty folder, or one
+    this command wrote before (OUTPUT_MARKER), never a user's own files."""
+    if os.path.lexists(out) and not os.path.isdir(out):
+        return "is a file, not a folder: give a folder for the report"
+    if os.path.isdir(out) and os.listdir(out) and not os.path.exists(os.path.join(out, OUTPUT_MARKER)):
+        return (f"holds files that gpucomm report did not write (no {OUTPUT_MARKER}): "
+                "give a new or empty folder")
+    if os.path.isdir(out) and not os.access(out, os.W_OK | os.X_OK):
+        return "is not writable"
+    return None
 
 
 def default_paper_csv():
@@ -110,6 +129,10 @@ def main(argv=None):
         print(f"gpucomm report: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     mapping = [tuple(item.rpartition("=")[::2]) for item in args.paper_system]
+    refused = output_refused(args.output)
+    if refused:
+        print(f"gpucomm report: error: -o {args.output}: {refused}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     try:
         return run(args, latency_max, heatmap_size, tolerances, mapping)
     except Exception as exc:  # a bug, not bad input (that is reported and skipped): one line, no traceback
@@ -147,6 +170,11 @@ def run(args, latency_max, heatmap_size, tolerances, mapping):
         paper, paper_problem = tables.load_paper(paper_path)
         if paper_problem:
             problems.append(paper_problem)
+    unknown = sorted({name for _, name in mapping} - set(paper["system"])) if paper is not None else []
+    if unknown:
+        print(f"gpucomm report: error: --paper-system {', '.join(unknown)}: the paper has "
+              f"{', '.join(sorted(set(paper['system'])))}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     for p in problems:
         print(f"gpucomm report: warning: {p}", file=sys.stderr)
     if sweeps.empty and cases.empty and sessions.empty:
@@ -157,6 +185,7 @@ def run(args, latency_max, heatmap_size, tolerances, mapping):
 
     out = args.output
     os.makedirs(out, exist_ok=True)
+    open(os.path.join(out, OUTPUT_MARKER), "w").close()
     cur = tables.current_sweeps(sweeps)
     nightly = tables.compare(perf, cases, tolerances, args.window)
     status, _ = tables.verdict(cases, sessions)

@@ -95,7 +95,7 @@ SESSION_COLUMNS = ["session", "time", "dry_run", "num_cases", "num_failures", "n
 UNKNOWN = "unknown"
 PERF_COLUMNS = ["time", "session", "system", "partition", "environ", "test", "nodes", "var", "value",
                 "unit", "ref", "lower", "upper", "var_result", "result", "op", "method", "tool", "nranks",
-                "history", "kind", "source"]
+                "history", "kind", "source", "fail_phase"]
 
 
 def _concat(frames, columns):
@@ -304,15 +304,22 @@ def tool_label(tc):
     return str(tool)
 
 
+#: the result of a test case whose report says none (a failure to the verdict)
+NO_RESULT = "no result"
+
+
 def _read_report(data, doc, path, history, kind):
     info = doc.get("session_info") or {}
     session = info.get("uuid")
     latest = {}  # a test retried in a later run: its last run counts
     for run in doc.get("runs") or []:
         for tc in (run.get("testcases") or []) if isinstance(run, dict) else []:
-            if not isinstance(tc, dict) or not isinstance(tc.get("name"), str) or not tc.get("result"):
+            if not isinstance(tc, dict) or not isinstance(tc.get("name"), str):
                 data.problems.append(f"{path}: a test case without a name or result: skipped")
                 continue
+            if not tc.get("result"):  # counts as a failure: a case that ran must say how it ended
+                data.problems.append(f"{path}: test case {tc['name']} has no result: counted as failed")
+                tc = {**tc, "result": NO_RESULT, "fail_reason": "ReFrame recorded no result for it"}
             key = (tc.get("system"), tc.get("partition"), tc.get("environ"), tc.get("name"))
             latest[key] = tc
     dry = is_dry_run(info, list(latest.values()))
@@ -337,7 +344,7 @@ def _read_report(data, doc, path, history, kind):
             if not isinstance(val, (list, tuple)) or len(val) < 5:
                 continue
             value, ref, lower, upper, unit = val[:5]
-            perf.append({**case, "var": key.rsplit(":", 1)[-1], "value": value, "unit": unit,
+            perf.append({**case, "var": key.rsplit(":", 1)[-1], "value": value, "raw": value, "unit": unit,
                          "ref": ref, "lower": lower, "upper": upper,
                          "var_result": val[5] if len(val) > 5 else None})
     if not cases:
@@ -346,7 +353,11 @@ def _read_report(data, doc, path, history, kind):
     data.cases.append(pd.DataFrame(cases))
     perf = _numeric(pd.DataFrame(perf))
     if len(perf):
-        perf = perf[perf["value"].notna()]  # a dry run's or a failed case's missing values
+        odd = perf["value"].isna() & perf["raw"].map(lambda v: v is not None)  # a string or NaN, not a missing value
+        if odd.any():
+            said = ", ".join(f"{r.test} {r.var}={r.raw!r}" for r in perf[odd].head(3).itertuples())
+            data.problems.append(f"{path}: {int(odd.sum())} perf values are not numbers, left out: {said}")
+        perf = perf[perf["value"].notna()].drop(columns="raw")  # a dry run's or a failed case's missing values
     data.perf.append(perf)
     suffix = " (a --dry-run session: nothing was measured)" if dry else ""
     return kind, f"{len(cases)} test cases, {len(perf)} perf values{suffix}"

@@ -1,0 +1,83 @@
+"""gpucomm report under bad input: -o never overwrites a user's files, an unknown --paper-system
+is refused with the valid names, a test case without a result is no PASS, and perf values that
+are not numbers are flagged, never dropped silently."""
+
+import copy
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from gpucomm import constants
+from gpucomm.analysis.report import OUTPUT_MARKER, main
+
+REPO = Path(__file__).resolve().parents[2]
+PASSING = REPO / "tests" / "data" / "h200x2-results" / "13-health-validation" / "report-health-1.json"
+
+
+def passing():
+    doc = json.loads(PASSING.read_text())
+    assert all(tc["result"] in ("pass", "skip") for tc in doc["runs"][-1]["testcases"])
+    return doc
+
+
+def report(args, capsys):
+    code = main([str(a) for a in args] + ["-q", "--paper", "none"])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err
+    return code, out, err
+
+
+def test_o_into_a_folder_of_the_users_files_is_refused(tmp_path, capsys):
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "index.html").write_text("my page")
+    code, _, err = report([PASSING, "-o", mine], capsys)
+    assert code == constants.EXIT_BAD_INPUT and len(err.strip().splitlines()) == 1
+    assert (mine / "index.html").read_text() == "my page"
+
+
+def test_o_into_an_empty_or_its_own_folder_writes_twice(tmp_path, capsys):
+    out = tmp_path / "rep"
+    out.mkdir()
+    assert report([PASSING, "-o", out], capsys)[0] == constants.EXIT_OK
+    assert (out / OUTPUT_MARKER).exists() and (out / "index.html").exists()
+    assert report([PASSING, "-o", out], capsys)[0] == constants.EXIT_OK
+
+
+def test_o_onto_a_file_is_one_line_exit_2(tmp_path, capsys):
+    target = tmp_path / "file.txt"
+    target.write_text("x")
+    code, _, err = report([PASSING, "-o", target], capsys)
+    assert code == constants.EXIT_BAD_INPUT and len(err.strip().splitlines()) == 1 and "file" in err
+    assert target.read_text() == "x"
+
+
+def test_an_unknown_paper_system_is_refused_with_the_valid_ones(tmp_path, capsys):
+    code = main([str(PASSING), "-o", str(tmp_path / "r"), "-q", "--paper-system", "moon"])
+    err = capsys.readouterr().err
+    assert code == constants.EXIT_BAD_INPUT and "moon" in err and "alps" in err
+
+
+def test_a_test_case_without_result_is_no_pass(tmp_path, capsys):
+    doc = passing()
+    tc = next(t for t in doc["runs"][-1]["testcases"] if t["result"] == "pass")
+    tc["result"] = None
+    path = tmp_path / "null.json"
+    path.write_text(json.dumps(doc))
+    code, out, err = report([path, "-o", tmp_path / "r"], capsys)
+    assert code == constants.EXIT_REPORT_FAIL, (code, out)
+    assert "no result" in err
+
+
+@pytest.mark.parametrize("bad", ["abc", math.nan])
+def test_perf_values_that_are_not_numbers_are_flagged(tmp_path, capsys, bad):
+    doc = passing()
+    tc = next(t for t in doc["runs"][-1]["testcases"] if t.get("perfvalues"))
+    key = next(iter(tc["perfvalues"]))
+    tc["perfvalues"][key][0] = bad
+    path = tmp_path / "odd.json"
+    path.write_text(json.dumps(doc))
+    _, _, err = report([path, "-o", tmp_path / "r"], capsys)
+    assert "not numbers" in err and key.rsplit(":", 1)[-1] in err

@@ -23,6 +23,8 @@ NOISE_CHECKS = ("NoiseCheck",)
 
 #: the node-state check (checks/nodestate.py): no payload, tested in tests/rfm/test_nodestate_check.py
 NODESTATE_CHECKS = ("NodeStateCheck",)
+#: the network path of one node per NIC (checks/nicpath.py), tested in tests/rfm/test_nicpath.py
+NICPATH_CHECKS = ("NicPathCheck",)
 
 _MAIN = "import sys; from reframe.frontend.cli import main; sys.argv[0] = 'reframe'; sys.exit(main())"
 

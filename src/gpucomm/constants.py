@@ -144,10 +144,12 @@ NO_MULTICAST_ENV = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST":
 #: the payload's fault-injection hooks (payload/faults.py reads them; docs/testing.md)
 TEST_CORRUPT, TEST_HANG, TEST_HANG_EXIT = "GPUCOMM_TEST_CORRUPT", "GPUCOMM_TEST_HANG", "GPUCOMM_TEST_HANG_EXIT"
 TEST_SLOW_PAIR, TEST_IPC_REFUSED = "GPUCOMM_TEST_SLOW_PAIR", "GPUCOMM_TEST_IPC_REFUSED"
+TEST_CORRUPT_EVERY = "GPUCOMM_TEST_CORRUPT_EVERY"   # makes TEST_CORRUPT intermittent (the soak)
 #: hook -> (methods, operations) where it can fire (None: every one); a hook set where it
 #: cannot fire would test nothing and say nothing: a failure naming it (HANG_EXIT modifies HANG)
 TEST_HOOK_SCOPE = {
     TEST_CORRUPT: (None, None),
+    TEST_CORRUPT_EVERY: (None, None),
     TEST_HANG: (None, None),
     TEST_HANG_EXIT: (None, None),
     TEST_SLOW_PAIR: (None, (PAIR_MATRIX,)),

@@ -97,6 +97,10 @@ class NodeStateBase(rfm.RunOnlyRegressionTest):
     #: whether the check is in the health set (--mode health selects it by this tag; the
     #: acceptance mode, which leaves the health set out, sets it to n)
     health_tag = variable(typ.Bool, value=True)
+    #: one node, never emulated ones: what the acceptance modes' --filter-expr reads
+    #: (config/modes.py: the per-node part selects num_nodes == 1)
+    num_nodes = variable(int, value=1)
+    emulate_nodes = variable(typ.Bool, value=False)
     num_tasks = 1
     time_limit = "5m"
     tags = {"gpucomm", "nodestate"}

@@ -32,11 +32,15 @@
 #   mpp       MultiPingPongCheck, ccl, gpu-aware-mpi, staging, 2 nodes (one pair, same switch)
 #   scaling   AllToAllScalingCheck, AllReduceScalingCheck at 2 and 4 nodes (one rank per node)
 #   pairs     PairMatrixCheck, ccl, one rank on each node (the node-pair matrix)
-#   noise     NoiseCheck, ccl victim ping-pong, ccl aggressor (4 nodes or more)
+#   noise     NoiseCheck, ccl victim ping-pong, ccl aggressor, layout shared-link (4 nodes or more)
 #   plugin    the ccl checks on gpucluster:gpu-plugin: each must FAIL at NCCL's init
 #   tolerances  gpucomm tolerances of mpp, scaling and pairs (--yaml, --md)
-# Knobs: RFM_REPEAT [2] (runs of mpp and scaling, for the tolerances), SIZES [8,64K,1M,16M],
-# BUDGET [1] (timed s per size), ALLREDUCE_SIZE [16M], ALLTOALL_SIZE [2M], RFM_ARGS (more).
+# Knobs: RFM_REPEAT [1] (runs of mpp and scaling; more give the tolerances a spread: reports of
+# several calls pool with gpucomm tolerances --pool), SIZES [8,64K,1M,16M], BUDGET [1] (timed s
+# per size), ALLREDUCE_SIZE [16M], ALLTOALL_SIZE [2M], TIME_LIMIT [150] (s per job: a hang costs
+# that, not the device call), RFM_TIMEOUT [400] (s per ReFrame run), RFM_ARGS (more);
+# DRY_RUN=1: `checks` writes every job script (ReFrame --dry-run) and submits none: no cluster
+# needed, only its slurm.conf and cluster.env in GPUCOMM_GPUCLUSTER_DIR (tests/rfm/test_gpucluster.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$PWD
@@ -255,34 +259,37 @@ EOF
 }
 
 rfm() {  # rfm NAME ARGS...: one ReFrame run on the cluster, its stage/output under $OUT/rfm-NAME
-    local name=$1 rc=0
+    local name=$1 rc=0 action=-r
     shift
+    [ "${DRY_RUN:-0}" = 1 ] && action=--dry-run
     mkdir -p "$OUT/reports"
     # shellcheck disable=SC2086
-    python3 "$(command -v reframe)" -C config/settings.py --prefix "$OUT/rfm-$name" \
-        --report-file "$OUT/reports/$name.json" "$@" ${RFM_ARGS:-} >"$OUT/reframe-$name.log" 2>&1 || rc=$?
+    timeout -s INT -k 30 "${RFM_TIMEOUT:-400}" python3 "$(command -v reframe)" -C config/settings.py \
+        --prefix "$OUT/rfm-$name" --report-file "$OUT/reports/$name.json" "$@" ${RFM_ARGS:-} "$action" \
+        >"$OUT/reframe-$name.log" 2>&1 || rc=$?
     echo "summary: reframe $name rc=$rc ($OUT/reframe-$name.log)"
     verdicts "$OUT/reports/$name.json" || true
     return 0
 }
 
 checks() {
-    local nodes gpu=(--system gpucluster:gpu) repeat=(--repeat "${RFM_REPEAT:-2}")
-    local sizes=(-S "sizes=${SIZES:-8,64K,1M,16M}" -S "budget=${BUDGET:-1}")
+    local nodes gpu=(--system gpucluster:gpu) repeat=(--repeat "${RFM_REPEAT:-1}")
+    local sizes=(-S "sizes=${SIZES:-8,64K,1M,16M}" -S "budget=${BUDGET:-1}") limit=(-S "time_limit=${TIME_LIMIT:-150}s")
     command -v reframe >/dev/null || fail "no reframe on PATH (source bench/device-env.sh)"
     [ -s "$STATE/cluster.env" ] || fail "no cluster up ($STATE/cluster.env): bench/gpu-cluster.sh up"
     load_env
     nodes=$(sed -n 's/^NODES=//p' "$STATE/cluster.env")
     rfm mpp "${gpu[@]}" -c checks/internode.py -n MultiPingPongCheck -x '%pairs=all' \
-        -t '^(ccl|gpu-aware-mpi|staging)$' -S ranks_per_node=1 "${sizes[@]}" "${repeat[@]}" -r
+        -t '^(ccl|gpu-aware-mpi|staging)$' -S ranks_per_node=1 "${sizes[@]}" "${limit[@]}" "${repeat[@]}"
     rfm scaling "${gpu[@]}" -c checks/internode.py -n 'AllToAllScalingCheck|AllReduceScalingCheck' \
         -S max_nodes="$nodes" -S ranks_per_node=1 -S "AllToAllScalingCheck.size=${ALLTOALL_SIZE:-2M}" \
-        -S "AllReduceScalingCheck.size=${ALLREDUCE_SIZE:-16M}" -S "budget=${BUDGET:-1}" "${repeat[@]}" -r
+        -S "AllReduceScalingCheck.size=${ALLREDUCE_SIZE:-16M}" -S "budget=${BUDGET:-1}" \
+        -S "base_time_s=${TIME_LIMIT:-150}" -S time_per_node_s=0 "${repeat[@]}"
     rfm pairs "${gpu[@]}" -c checks/pairmatrix.py -n 'PairMatrixCheck%method=ccl' -S num_nodes="$nodes" \
-        -S ranks_per_node=1 -S sizes=8,1M -S perf_sizes=1M -S budget=0.5 -r
+        -S ranks_per_node=1 -S sizes=8,1M -S perf_sizes=1M -S budget=0.5 "${limit[@]}"
     if [ "$nodes" -ge 4 ]; then
-        rfm noise "${gpu[@]}" -c checks/noise.py -n 'NoiseCheck%method=ccl%victim=pingpong' \
-            -S load_fabric=y -S budget=0.5 -r
+        rfm noise "${gpu[@]}" -c checks/noise.py -n 'NoiseCheck%method=ccl%victim=pingpong%layout=shared-link' \
+            -S load_fabric=y -S budget=0.5 "${limit[@]}"
     else
         echo "summary: noise skipped: $nodes nodes (victim and aggressor need 2 each)"
     fi
@@ -292,7 +299,8 @@ checks() {
 plugin() {  # the ccl checks where NCCL must use its network plugin: every one must FAIL at init
     rfm plugin --system gpucluster:gpu-plugin -c checks/internode.py \
         -n 'MultiPingPongCheck%method=ccl%pairs=single' -n 'AllReduceScalingCheck%method=ccl%nodes=2' \
-        -S ranks_per_node=1 -S sizes=8 -S AllReduceScalingCheck.size=8 -r
+        -S ranks_per_node=1 -S sizes=8 -S AllReduceScalingCheck.size=8 -S time_limit=120s -S base_time_s=120
+    [ "${DRY_RUN:-0}" = 1 ] && return 0
     python3 - "$OUT/reports/plugin.json" <<'EOF'
 import json, sys
 cases = json.load(open(sys.argv[1]))["runs"][0]["testcases"]

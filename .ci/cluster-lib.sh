@@ -27,7 +27,8 @@
 #                            mount namespace in the host's network, its slurmd on a port of its own
 #                            (SlurmdPort + i - 1) and its address 127.x.y.(10+i) on loopback
 #   GPUCOMM_SLURM_ROOT       a folder the Debian packages were unpacked into (bench/lib/debs.sh
-#                            unpack) instead of /: its daemons, plugins and libraries are used
+#                            unpack) instead of /: its daemons, clients and plugins are used, each
+#                            program through its wrapper in GPUCOMM_SLURM_ROOT/wrap (first in PATH)
 #   GPUCOMM_CLUSTER_MUNGE    a folder for a munged of the cluster's own (key, socket, pid, log,
 #                            seed), run as root; unset: the system's munged (/run/munge)
 
@@ -46,15 +47,13 @@ SLURM_ROOT=${GPUCOMM_SLURM_ROOT:-}
 MUNGE_DIR=${GPUCOMM_CLUSTER_MUNGE:-}
 export SLURM_CONF=$CONF
 
-# the daemons: Debian's, installed in /usr/sbin, or unpacked into $SLURM_ROOT (slurmd is told where
-# slurmstepd is, its built-in path being /usr/sbin's)
+# the daemons: Debian's, installed in /usr/sbin, or unpacked into $SLURM_ROOT, run through their
+# wrappers (slurmd is told where slurmstepd is, its built-in path being /usr/sbin's)
 if [ -n "$SLURM_ROOT" ]; then
-    SLURMCTLD=$SLURM_ROOT/usr/sbin/slurmctld
-    SLURMD="$SLURM_ROOT/usr/sbin/slurmd -d $SLURM_ROOT/usr/sbin/slurmstepd"
+    SLURMCTLD=$SLURM_ROOT/wrap/slurmctld
+    SLURMD="$SLURM_ROOT/wrap/slurmd -d $SLURM_ROOT/wrap/slurmstepd"
     SLURM_PLUGINS=$SLURM_ROOT/usr/lib/x86_64-linux-gnu/slurm-wlm
-    export PATH="$SLURM_ROOT/usr/bin:$SLURM_ROOT/usr/sbin:$SLURM_ROOT/bin:$SLURM_ROOT/sbin:$PATH"
-    # libslurmfull.so (the binaries' RUNPATH is /usr's), then the libraries this machine lacked
-    export LD_LIBRARY_PATH="$SLURM_PLUGINS:$SLURM_ROOT/usr/lib/x86_64-linux-gnu:$SLURM_ROOT/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    export PATH="$SLURM_ROOT/wrap:$PATH"
 else
     SLURMCTLD=/usr/sbin/slurmctld
     SLURMD=/usr/sbin/slurmd

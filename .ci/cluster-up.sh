@@ -49,7 +49,7 @@ while [ $# -gt 0 ]; do
         --inter-switch-delay) DELAY=$2; shift 2 ;;
         --partition) PARTITION=$2; shift 2 ;;
         --gpu-files) GPU_FILES=$2; shift 2 ;;
-        -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
         *) echo "cluster-up: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -213,6 +213,9 @@ CONF
 if [ -n "$SLURM_ROOT" ]; then  # the unpacked plugins; no spank plugins (/etc/slurm's list)
     : >"$STATE/plugstack.conf"
     printf 'PluginDir=%s\nPlugStackConfig=%s\n' "$SLURM_PLUGINS" "$STATE/plugstack.conf" >>"$CONF"
+    # a machine without Debian's Slurm may have no systemd: under cgroup v2, slurmd makes its
+    # cgroups itself instead of asking systemd over D-Bus (cgroup.conf beside slurm.conf)
+    printf '%s\nIgnoreSystemd=yes\nIgnoreSystemdOnFailure=yes\n' "# written by gpucomm .ci/cluster-up.sh" >"$STATE/cgroup.conf"
 fi
 if [ -n "$MUNGE_DIR" ]; then  # auth/munge and cred/munge of every daemon and client
     echo "AuthInfo=socket=$MUNGE_DIR/munge.socket" >>"$CONF"

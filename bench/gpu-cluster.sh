@@ -65,15 +65,24 @@ fi
 MPS_CTL=$(command -v nvidia-cuda-mps-control || echo /usr/local/nvidia/bin/nvidia-cuda-mps-control)
 T0=$SECONDS
 
+exec 3>&1   # the terminal's stdout, also inside a phase (whose output goes to its log)
+IN_PHASE=
 say() { echo "gpu-cluster: $*"; }
-fail() { echo "gpu-cluster: FAILED: $*" >&2; exit 1; }
+fail() {
+    echo "gpu-cluster: FAILED: $*" >&2
+    [ -z "$IN_PHASE" ] || echo "gpu-cluster: FAILED in phase $IN_PHASE: $* (log: $OUT/$IN_PHASE.log)" >&3
+    exit 1
+}
 
+# (set -e does not hold inside a phase, which runs left of ||: each step that must stop it says so)
 phase() {  # phase NAME FUNCTION [ARGS]: run it (in this shell) into $OUT/NAME.log, marked and timed
     local name=$1 t=$SECONDS rc=0
     shift
     mkdir -p "$OUT"
     echo "=== phase $name (at +$((SECONDS - T0)) s)"
+    IN_PHASE=$name
     "$@" >"$OUT/$name.log" 2>&1 || rc=$?
+    IN_PHASE=
     grep -E "^(gpu-cluster|debs|cluster-up|cluster-down|cluster|summary|  )" "$OUT/$name.log" | tail -n 40 || true
     echo "=== phase $name: rc=$rc, $((SECONDS - t)) s"
     return "$rc"
@@ -110,8 +119,8 @@ gpu_files() {  # the GPUs the nodes get, comma-separated ('' : none)
 
 unpack() {
     [ -n "$SLURM_ROOT" ] || { say "Slurm from / (GPUCOMM_SLURM_ROOT empty): nothing to unpack"; return 0; }
-    bash bench/lib/debs.sh unpack "$DEBS" "$SLURM_ROOT"
-    bash bench/lib/debs.sh check "$SLURM_ROOT"
+    bash bench/lib/debs.sh unpack "$DEBS" "$SLURM_ROOT" || fail "unpack of $DEBS into $SLURM_ROOT"
+    bash bench/lib/debs.sh check "$SLURM_ROOT" || fail "the unpacked packages lack libraries (above)"
 }
 
 net_probe() {  # the network mode this kernel allows: prints netns or host; one line says why
@@ -141,7 +150,7 @@ mps_start() {  # mps_start auto|on|off: MPS for the nodes' shared GPU; sets MPS=
     fi
     export CUDA_MPS_PIPE_DIRECTORY=$STATE/mps/pipe CUDA_MPS_LOG_DIRECTORY=$STATE/mps/log
     mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
-    "$MPS_CTL" -d
+    "$MPS_CTL" -d || { say "MPS: nvidia-cuda-mps-control -d failed: the nodes time-slice the GPU"; return 0; }
     # a CUDA client under it: the server starts on the first one
     if timeout 60 python3 -c "import cupy; cupy.cuda.runtime.getDeviceCount(); print(int(cupy.arange(4).sum()))" >"$STATE/mps/probe.log" 2>&1; then
         MPS=1
@@ -180,7 +189,7 @@ up() {
         esac
     done
     [ "$(id -u)" = 0 ] || fail "must run as root (namespaces, bridges, daemons)"
-    if [ -n "$SLURM_ROOT" ] && [ ! -x "$SLURM_ROOT/wrap/slurmd" ]; then unpack; fi
+    if [ -n "$SLURM_ROOT" ] && [ ! -x "$SLURM_ROOT/wrap/slurmd" ]; then unpack || return 1; fi
     [ -z "$(ls "$STATE"/pids/*.pid 2>/dev/null)" ] || down
     [ "$net" = auto ] && net=$(net_probe)
     case $net in netns) GPUCOMM_CLUSTER_NET=${NETS[0]} ;; host) GPUCOMM_CLUSTER_NET=${NETS[1]} ;;
@@ -192,7 +201,7 @@ up() {
     say "up: $nodes nodes, $leaves leaf switch(es), network $net, GPUs: ${files:-none}"
     local cpus=$(( $(nproc) / nodes )); [ "$cpus" -ge 2 ] || cpus=2
     bash .ci/cluster-up.sh --nodes "$nodes" --leaves "$leaves" --cpus "$cpus" --inter-switch-rate none \
-        --partition gpu ${files:+--gpu-files "$files"}
+        --partition gpu ${files:+--gpu-files "$files"} || fail "cluster-up (its logs: $STATE/log)"
     MPS=0
     if [ -n "$files" ] && [ "$gpus" -lt "$nodes" ]; then mps_start "$mps"; fi
     # the facts config/systems/gpucluster.py reads beside SLURM_CONF
@@ -209,6 +218,7 @@ ENV
     say "up: srun -N $nodes hostname (and SLURM_TOPOLOGY_ADDR):"
     srun -N "$nodes" --ntasks-per-node=1 -t 1 sh -c 'echo "$(hostname) ${SLURM_TOPOLOGY_ADDR:-}"' |
         sort | sed 's/^/  /'
+    [ "${PIPESTATUS[0]}" = 0 ] || fail "srun -N $nodes hostname"
     if [ -n "$files" ]; then
         say "up: srun -N $nodes --gpus-per-node=1: each node's GPU"
         srun -N "$nodes" --ntasks-per-node=1 --gpus-per-node=1 -t 1 \
@@ -337,12 +347,14 @@ run() {
         source bench/device-env.sh >"$OUT/device-env.log" 2>&1 || fail "bench/device-env.sh: $(tail -n 3 "$OUT/device-env.log")"
         set -euo pipefail   # device-env.sh ends with set +e
     fi
-    trap 'phase down down || true' EXIT
+    # on the terminal's stdout (fd 3) even when it fires inside a phase
+    trap 'phase down down >&3 2>&1 || true' EXIT
+    trap 'echo "gpu-cluster: interrupted" >&3; exit 143' TERM INT   # the EXIT trap still takes it down
     phase unpack unpack || fail "unpack (see $OUT/unpack.log)"
     phase up up "$@" || fail "up (see $OUT/up.log)"
     phase checks checks || rc=$?
     phase tolerances tolerances || true
-    trap - EXIT
+    trap - EXIT TERM INT
     phase down down || rc=1
     grep -h "^summary:" "$OUT"/checks.log >"$OUT/SUMMARY" || true
     echo "=== gpu-cluster run: rc=$rc, $((SECONDS - T0)) s; logs and reports in $OUT (SUMMARY)"

@@ -13,8 +13,9 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/cluster-lib.sh"
 
 cmd=${1:-} node=${2:-}
-case $node in gcn[0-9]*) i=${node#gcn} ;; *) echo "usage: $0 kill-slurmd|start-slurmd|degrade|restore gcnI [RATE]" >&2; exit 2 ;; esac
-ip netns list | grep -qw "$node" || { echo "cluster-ctl: no node $node (cluster not up?)" >&2; exit 1; }
+usage="usage: $0 kill-slurmd|start-slurmd|degrade|restore $(node_name I) [RATE]"
+case $node in "$(node_name "")"[0-9]*) i=${node#"$(node_name "")"} ;; *) echo "$usage" >&2; exit 2 ;; esac
+[ "$NETMODE" = host ] || ip netns list | grep -qw "$node" || { echo "cluster-ctl: no node $node (cluster not up?)" >&2; exit 1; }
 pidfile=$STATE/pids/slurmd.$node.pid
 case $cmd in
     kill-slurmd)
@@ -31,12 +32,12 @@ case $cmd in
         fi ;;
     degrade)
         rate=${3:?rate, e.g. 5mbit}
-        shape "gcv$i" "$rate"            # toward the node
+        shape "${NAMES}v$i" "$rate"      # toward the node
         shape eth0 "$rate" "$node"       # from the node
         echo "cluster-ctl: link of $node limited to $rate" ;;
     restore)
-        unshape "gcv$i"
+        unshape "${NAMES}v$i"
         unshape eth0 "$node"
         echo "cluster-ctl: link of $node restored" ;;
-    *) echo "usage: $0 kill-slurmd|start-slurmd|degrade|restore gcnI [RATE]" >&2; exit 2 ;;
+    *) echo "$usage" >&2; exit 2 ;;
 esac

@@ -3,7 +3,9 @@
 # slurmctld (and munged where cluster-up.sh started it) by their pid files in $STATE/pids, any
 # process left in a node namespace (job steps of a killed slurmd), then the namespaces, veths and
 # bridges it recorded in $STATE/created, newest first.  Works after a partial start-up; a second
-# call finds nothing to do.  Always exits 0.
+# call finds nothing to do.  Always exits 0.  Names, binaries and munged: .ci/cluster-lib.sh's
+# environment, as cluster-up.sh had it (in the host network mode the nodes' processes are found
+# by the UTS namespaces it recorded).
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=cluster-lib.sh
@@ -25,9 +27,17 @@ if [ -s "$STATE/created" ]; then
             kill -9 $pids 2>/dev/null || true
         fi
     done
+    for ns in $(awk '$1 == "uts" {print $2}' "$STATE/created"); do
+        pids=$(uts_pids "$ns")
+        if [ -n "$pids" ]; then
+            echo "cluster-down: killing what is left in $ns: $(echo $pids)"
+            # shellcheck disable=SC2086
+            kill -9 $pids 2>/dev/null || true
+        fi
+    done
 fi
 stop_pidfile "$STATE/pids/slurmctld.pid" slurmctld
-if [ -s "$STATE/pids/munged.pid" ] && alive "$ONE_NODE_STATE/slurmctld.pid"; then
+if [ -z "$MUNGE_DIR" ] && [ -s "$STATE/pids/munged.pid" ] && alive "$ONE_NODE_STATE/slurmctld.pid"; then
     # the one-node cluster still runs on our munged: it owns it now (slurm-down.sh stops it)
     mv "$STATE/pids/munged.pid" "$ONE_NODE_STATE/munged.pid"
     echo "cluster-down: munged left to the one-node cluster ($ONE_NODE_STATE)"

@@ -3,7 +3,8 @@
 # top switch), for the `ci` ReFrame system's `cluster` partition (config/systems/ci.py).  Root only.
 #
 #   bash .ci/cluster-up.sh [--nodes 4] [--leaves 2] [--cpus 2] [--memory 2000]
-#                          [--inter-switch-rate 50mbit] [--inter-switch-delay 0]
+#                          [--inter-switch-rate 50mbit|none] [--inter-switch-delay 0]
+#                          [--partition cluster] [--gpu-files /dev/nvidia0,...]
 #   export SLURM_CONF=/tmp/gpucomm-cluster/slurm.conf     # what sinfo/sbatch/ReFrame talk to
 #   bash .ci/cluster-down.sh                              # stops and deletes all of it
 #
@@ -21,6 +22,14 @@
 # where the kernel has sch_netem (the CI machine's kernel has only tbf/htb: there it is skipped
 # with a warning).  Addresses: 10.77.0.0/24 on those bridges only; slurmctld at 10.77.0.254 on
 # gcbr0 (the host side of the top switch).
+#
+# The same cluster under other names, subnet, ports, binaries and munged (bench/gpu-cluster.sh's
+# GPU nodes): the environment of .ci/cluster-lib.sh, and GPUCOMM_CLUSTER_MARK (slurm.conf's first
+# line, which config/systems/ selects the partition by) and GPUCOMM_CLUSTER_NAME (ClusterName).
+# --partition names the Slurm partition; --gpu-files gives every node one GPU as Slurm GRES
+# (gres.conf: node i the ((i-1) mod n)-th file; several nodes may share one), so that a job's
+# --gpus-per-node sets its CUDA_VISIBLE_DEVICES.  Packages are installed with apt only where
+# GPUCOMM_SLURM_ROOT is unset.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=cluster-lib.sh
@@ -28,7 +37,8 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=munge-lib.sh
 . "$HERE/munge-lib.sh"
 
-NODES=4 LEAVES=2 CPUS=2 MEMORY=2000 RATE=50mbit DELAY=0
+NODES=4 LEAVES=2 CPUS=2 MEMORY=2000 RATE=50mbit DELAY=0 PARTITION=cluster GPU_FILES=""
+MARK=${GPUCOMM_CLUSTER_MARK:-# written by gpucomm .ci/cluster-up.sh}
 while [ $# -gt 0 ]; do
     case $1 in
         --nodes) NODES=$2; shift 2 ;;
@@ -37,7 +47,9 @@ while [ $# -gt 0 ]; do
         --memory) MEMORY=$2; shift 2 ;;
         --inter-switch-rate) RATE=$2; shift 2 ;;
         --inter-switch-delay) DELAY=$2; shift 2 ;;
-        -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+        --partition) PARTITION=$2; shift 2 ;;
+        --gpu-files) GPU_FILES=$2; shift 2 ;;
+        -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
         *) echo "cluster-up: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -60,21 +72,23 @@ if [ -s "$STATE/created" ]; then  # a cluster that was never torn down: its own 
     log "tearing down the stale cluster recorded in $STATE/created"
     bash "$HERE/cluster-down.sh"
 fi
-if ip link show gcbr0 >/dev/null 2>&1; then
-    echo "cluster-up: bridge gcbr0 exists already, not made by a cluster recorded in $STATE" >&2
+if [ "$NETMODE" = netns ] && ip link show "${NAMES}br0" >/dev/null 2>&1; then
+    echo "cluster-up: bridge ${NAMES}br0 exists already, not made by a cluster recorded in $STATE" >&2
     exit 1
 fi
 for i in $(seq "$NODES"); do
-    if ip netns list | grep -qw "gcn$i" || ip link show "gcv$i" >/dev/null 2>&1; then
-        echo "cluster-up: netns/link of gcn$i exists already (a cluster not torn down?): bash .ci/cluster-down.sh" >&2
+    [ "$NETMODE" = netns ] || break
+    if ip netns list | grep -qw "$(node_name "$i")" || ip link show "${NAMES}v$i" >/dev/null 2>&1; then
+        echo "cluster-up: netns/link of $(node_name "$i") exists already (a cluster not torn down?): bash .ci/cluster-down.sh" >&2
         exit 1
     fi
 done
 
-# -- packages, as slurm-up.sh
+# -- packages, as slurm-up.sh (none where they were unpacked into GPUCOMM_SLURM_ROOT)
 pkgs=(slurmctld slurmd slurm-client munge libpmix-dev iproute2)
 missing=()
 for p in "${pkgs[@]}"; do
+    [ -z "$SLURM_ROOT" ] || break
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
@@ -90,35 +104,46 @@ mkdir -p "$STATE/ctld" "$STATE/spool" "$STATE/log" "$STATE/pids"
 trap 'rc=$?; if [ $rc -ne 0 ]; then echo "cluster-up: failed (rc $rc), tearing down" >&2;
       tail -n 15 "$STATE"/log/*.log >&2 2>/dev/null || true; bash "$HERE/cluster-down.sh"; fi' EXIT
 
-# -- munge: reuse a working one (slurm-up.sh's), else start one and own it
-ensure_munged "$STATE/pids/munged.pid"
+# -- munge: a private one (GPUCOMM_CLUSTER_MUNGE), else reuse a working one (slurm-up.sh's),
+#    else start one and own it
+if [ -n "$MUNGE_DIR" ]; then
+    private_munged "$MUNGE_DIR" "$STATE/pids/munged.pid"
+else
+    ensure_munged "$STATE/pids/munged.pid"
+fi
 
 # -- switches: top bridge gcbr0 (with slurmctld's address), leaf bridges joined by shaped veths
 per_leaf=$(( (NODES + LEAVES - 1) / LEAVES ))
 leaf_of() { echo $(( ($1 - 1) / per_leaf + 1 )); }
-ip link add gcbr0 type bridge; record link gcbr0
-ip addr add "$CTL_ADDR/24" dev gcbr0
-ip link set gcbr0 up
-netem_ok=1
-for l in $(seq "$LEAVES"); do
-    ip link add "gcbr$l" type bridge; record link "gcbr$l"
-    ip link set "gcbr$l" up
-    ip link add "gcup$l" type veth peer name "gcdn$l"; record link "gcup$l"
-    ip link set "gcup$l" master "gcbr$l" up
-    ip link set "gcdn$l" master gcbr0 up
-    shape "gcup$l" "$RATE"
-    shape "gcdn$l" "$RATE"
-    if [ "$DELAY" != 0 ] && [ "$netem_ok" = 1 ]; then
-        tc qdisc del dev "gcup$l" root
-        if tc qdisc add dev "gcup$l" root handle 1: netem delay "$DELAY" rate "$RATE" 2>/dev/null; then
-            :
-        else
-            netem_ok=0
-            shape "gcup$l" "$RATE"
-            log "WARNING: no sch_netem in this kernel: --inter-switch-delay $DELAY not applied (rate only)"
+make_switches() {
+    local top=${NAMES}br0 l br up dn netem_ok=1
+    ip link add "$top" type bridge; record link "$top"
+    ip addr add "$CTL_ADDR/24" dev "$top"
+    ip link set "$top" up
+    for l in $(seq "$LEAVES"); do
+        br=${NAMES}br$l up=${NAMES}up$l dn=${NAMES}dn$l
+        ip link add "$br" type bridge; record link "$br"
+        ip link set "$br" up
+        ip link add "$up" type veth peer name "$dn"; record link "$up"
+        ip link set "$up" master "$br" up
+        ip link set "$dn" master "$top" up
+        [ "$RATE" = none ] && continue   # unshaped: the bridges' own speed
+        shape "$up" "$RATE"
+        shape "$dn" "$RATE"
+        if [ "$DELAY" != 0 ] && [ "$netem_ok" = 1 ]; then
+            tc qdisc del dev "$up" root
+            if tc qdisc add dev "$up" root handle 1: netem delay "$DELAY" rate "$RATE" 2>/dev/null; then
+                :
+            else
+                netem_ok=0
+                shape "$up" "$RATE"
+                log "WARNING: no sch_netem in this kernel: --inter-switch-delay $DELAY not applied (rate only)"
+            fi
         fi
-    fi
-done
+    done
+}
+# host network: no switches (topology.conf still has them: Slurm places jobs by it)
+if [ "$NETMODE" = netns ]; then make_switches; fi
 
 # -- nodes: netns + veth on the leaf bridge; /etc/hosts of the cluster for every namespace
 {
@@ -129,27 +154,28 @@ done
 for i in $(seq "$NODES"); do
     n=$(node_name "$i")
     mkdir -p "$STATE/tmp/$n"
+    [ "$NETMODE" = netns ] || continue
     ip netns add "$n"; record netns "$n"
-    ip link add "gcv$i" type veth peer name eth0 netns "$n"; record link "gcv$i"
-    ip link set "gcv$i" master "gcbr$(leaf_of "$i")" up
+    ip link add "${NAMES}v$i" type veth peer name eth0 netns "$n"; record link "${NAMES}v$i"
+    ip link set "${NAMES}v$i" master "${NAMES}br$(leaf_of "$i")" up
     ip -n "$n" addr add "$(node_addr "$i")/24" dev eth0
     ip -n "$n" link set lo up
     ip -n "$n" link set eth0 up
 done
 
 # -- Slurm configuration
-nodes_expr="gcn[1-$NODES]"
+nodes_expr="${NAMES}n[1-$NODES]"
 {
-    echo "# written by gpucomm .ci/cluster-up.sh"
+    echo "$MARK"
     for l in $(seq "$LEAVES"); do
         first=$(( (l - 1) * per_leaf + 1 )); last=$(( l * per_leaf )); [ $last -gt "$NODES" ] && last=$NODES
-        echo "SwitchName=leaf$l Nodes=gcn[$first-$last]"
+        echo "SwitchName=leaf$l Nodes=${NAMES}n[$first-$last]"
     done
     echo "SwitchName=top Switches=leaf[1-$LEAVES]"
 } >"$STATE/topology.conf"
 cat >"$CONF" <<CONF
-# written by gpucomm .ci/cluster-up.sh
-ClusterName=gpucomm-cluster
+$MARK
+ClusterName=${GPUCOMM_CLUSTER_NAME:-gpucomm-cluster}
 SlurmctldHost=$CTL_NAME($CTL_ADDR)
 SlurmctldPort=$CTL_PORT
 SlurmdPort=$SLURMD_PORT
@@ -184,10 +210,44 @@ JobRequeue=0
 KillWait=5
 MinJobAge=300
 CONF
+if [ -n "$SLURM_ROOT" ]; then  # the unpacked plugins; no spank plugins (/etc/slurm's list)
+    : >"$STATE/plugstack.conf"
+    printf 'PluginDir=%s\nPlugStackConfig=%s\n' "$SLURM_PLUGINS" "$STATE/plugstack.conf" >>"$CONF"
+    # a machine without Debian's Slurm may have no systemd: under cgroup v2, slurmd makes its
+    # cgroups itself instead of asking systemd over D-Bus (cgroup.conf beside slurm.conf)
+    printf '%s\nIgnoreSystemd=yes\nIgnoreSystemdOnFailure=yes\n' "# written by gpucomm .ci/cluster-up.sh" >"$STATE/cgroup.conf"
+fi
+if [ -n "$MUNGE_DIR" ]; then  # auth/munge and cred/munge of every daemon and client
+    echo "AuthInfo=socket=$MUNGE_DIR/munge.socket" >>"$CONF"
+fi
+if [ -n "$GPU_FILES" ]; then  # one GPU per node; gres.conf beside slurm.conf
+    IFS=, read -r -a gpu_files <<<"$GPU_FILES"
+    echo "GresTypes=gpu" >>"$CONF"
+    echo "# written by gpucomm .ci/cluster-up.sh: one GPU per node" >"$STATE/gres.conf"
+    # Slurm numbers a node's GPUs from 0 (CUDA_VISIBLE_DEVICES=0 on a node whose GPU is
+    # /dev/nvidia1); on one machine a task needs the machine's number: a task prolog gives it
+    {
+        echo "#!/bin/sh"
+        echo "# written by gpucomm .ci/cluster-up.sh: a task's GPU by its number on this machine"
+        echo '[ -n "${CUDA_VISIBLE_DEVICES:-}" ] || exit 0'
+        echo 'case $SLURMD_NODENAME in'
+    } >"$STATE/task-prolog.sh"
+    for i in $(seq "$NODES"); do
+        file=${gpu_files[$(( (i - 1) % ${#gpu_files[@]} ))]}
+        echo "NodeName=$(node_name "$i") Name=gpu File=$file" >>"$STATE/gres.conf"
+        [[ $file =~ ([0-9]+)$ ]] && echo "    $(node_name "$i")) echo export CUDA_VISIBLE_DEVICES=${BASH_REMATCH[1]} ;;" >>"$STATE/task-prolog.sh"
+    done
+    echo "esac" >>"$STATE/task-prolog.sh"
+    chmod +x "$STATE/task-prolog.sh"
+    echo "TaskProlog=$STATE/task-prolog.sh" >>"$CONF"
+fi
 for i in $(seq "$NODES"); do
-    echo "NodeName=$(node_name "$i") NodeHostname=$(node_name "$i") NodeAddr=$(node_addr "$i") CPUs=$CPUS RealMemory=$MEMORY State=UNKNOWN" >>"$CONF"
+    extra=""
+    [ "$NETMODE" = host ] && extra+=" Port=$(node_port "$i")"
+    [ -n "$GPU_FILES" ] && extra+=" Gres=gpu:1"
+    echo "NodeName=$(node_name "$i") NodeHostname=$(node_name "$i") NodeAddr=$(node_addr "$i") CPUs=$CPUS RealMemory=$MEMORY${extra} State=UNKNOWN" >>"$CONF"
 done
-echo "PartitionName=cluster Nodes=$nodes_expr Default=YES MaxTime=60 State=UP OverSubscribe=NO" >>"$CONF"
+echo "PartitionName=$PARTITION Nodes=$nodes_expr Default=YES MaxTime=60 State=UP OverSubscribe=NO" >>"$CONF"
 cat >"$STATE/cluster.env" <<ENV
 NODES=$NODES
 LEAVES=$LEAVES
@@ -199,7 +259,7 @@ ENV
 # -- daemons: slurmctld in the host netns under its own hostname, a slurmd per node namespace
 log "starting slurmctld and $NODES slurmd (logs in $STATE/log)"
 unshare --uts --mount --propagation private -- sh -c \
-    "mount --bind '$STATE/hosts' /etc/hosts && hostname '$CTL_NAME' && exec /usr/sbin/slurmctld -f '$CONF'" 9>&-
+    "mount --bind '$STATE/hosts' /etc/hosts && hostname '$CTL_NAME' && exec $SLURMCTLD -f '$CONF'" 9>&-
 for i in $(seq "$NODES"); do start_slurmd "$(node_name "$i")"; done
 
 for t in $(seq 90); do

@@ -21,3 +21,28 @@ ensure_munged() {
     fi
     munge -n | unmunge >/dev/null || { log "munge does not work" >&2; return 1; }
 }
+
+# private_munged DIR PIDCOPY: a munged of the cluster's own, as root (a machine without a munge
+# user), every file in DIR (key, socket, pid, log, seed: munged's built-in paths are /etc, /run
+# and /var's); its pid file copied to PIDCOPY.  munged wants the socket's folder searchable by
+# all (0755); where it refuses the folders around the others it is started again with --force.
+# Slurm finds the socket through AuthInfo=socket=DIR/munge.socket.  Needs the caller's log().
+private_munged() {
+    # the programs of GPUCOMM_SLURM_ROOT's packages where they were unpacked (cluster-lib.sh)
+    local dir=$1 sbin=${SLURM_ROOT:+$SLURM_ROOT/wrap} bin=${SLURM_ROOT:+$SLURM_ROOT/wrap}
+    sbin=${sbin:-/usr/sbin} bin=${bin:-/usr/bin}
+    local opts=(--key-file="$dir/munge.key" --socket="$dir/munge.socket" --pid-file="$dir/munged.pid"
+                --log-file="$dir/munged.log" --seed-file="$dir/munged.seed")
+    install -d -m 0755 "$dir"
+    [ -s "$dir/munge.key" ] || "$sbin/mungekey" --create --keyfile="$dir/munge.key"
+    log "starting munged (socket $dir/munge.socket)"
+    rm -f "$dir/munged.pid"
+    if ! "$sbin/munged" "${opts[@]}" 9>&-; then
+        log "munged refused: $(tail -n 1 "$dir/munged.log" 2>/dev/null); again with --force"
+        "$sbin/munged" --force "${opts[@]}" 9>&-
+    fi
+    for _ in $(seq 50); do [ -s "$dir/munged.pid" ] && break; sleep 0.1; done
+    cp "$dir/munged.pid" "$2"
+    "$bin/munge" -n --socket="$dir/munge.socket" | "$bin/unmunge" --socket="$dir/munge.socket" >/dev/null ||
+        { log "munge does not work (socket $dir/munge.socket)" >&2; return 1; }
+}

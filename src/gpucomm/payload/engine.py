@@ -9,6 +9,7 @@ and an operation only through what ``methods.base.Method`` and ``ops.base.Operat
 """
 
 import os
+import sys
 import time
 from dataclasses import dataclass, replace
 from typing import List, Optional
@@ -28,7 +29,8 @@ from .ops import get_operation
 from .ops.base import Operation
 from .output import Output
 from .timers import device_timed, make_timer
-from .watchdog import Watchdog
+from .topology import env_rank
+from .watchdog import StartupSentinel, Watchdog
 
 
 @dataclass
@@ -136,14 +138,11 @@ def run(cfg):
     """Run one operation over cfg.sizes with one method, or with several in turn (cfg.method
     'a,b,c': one launch for a sweep; a method this machine cannot do is skipped with its reason
     and the others run); returns 0 or raises GpucommError."""
-    try:
-        from mpi4py import MPI
-    except Exception as exc:  # ImportError, RuntimeError: no libmpi found
-        raise GpucommError(f"mpi4py cannot load an MPI library ({exc}); install one "
-                           "(pip install gpucomm[mpi]) or load the site's MPI module") from None
+    dog = Watchdog(cfg.timeout, env_rank() or 0, cfg.op).start()
+    MPI = _start_mpi(cfg, dog)
     comm = MPI.COMM_WORLD
+    dog.rank, dog.where = comm.rank, "checking the request"
     methods = cfg.method.split(",")
-    dog = Watchdog(cfg.timeout, comm.rank, cfg.op).start()
     op_cls = get_operation(cfg.op)
     for name in methods:
         get_method(name)
@@ -155,6 +154,7 @@ def run(cfg):
     if cfg.json_path:  # before the first size: a path that cannot be written is bad input now
         _collective(lambda: _writable(cfg.json_path) if comm.rank == 0 else None, comm)
 
+    dog.where = "locating the ranks"
     where = locate(comm, MPI, cfg.ranks_per_node)
     out = Output(cfg, comm.rank == 0)
     status = {}
@@ -178,6 +178,29 @@ def run(cfg):
         dog.cancel()
     out.done(True, status=status)
     return 0
+
+
+def _start_mpi(cfg, dog):
+    """mpi4py's MPI module, MPI initialised under the start-up sentinel (watchdog.py)."""
+    try:
+        import mpi4py
+        if "mpi4py.MPI" not in sys.modules:
+            mpi4py.rc.initialize, mpi4py.rc.finalize = False, True
+        from mpi4py import MPI
+    except Exception as exc:  # ImportError, RuntimeError: no libmpi found
+        raise GpucommError(f"mpi4py cannot load an MPI library ({_first_line(exc)}); install one "
+                           "(pip install gpucomm[mpi]) or load the site's MPI module") from None
+    if not MPI.Is_initialized():
+        sentinel = StartupSentinel(cfg.timeout, dog.rank).start()
+        MPI.Init_thread()
+        sentinel.done()
+    return MPI
+
+
+def _first_line(exc):
+    """An exception's message as one line (a loader's error spans several)."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return lines[0] if lines else type(exc).__name__
 
 
 @dataclass
@@ -220,7 +243,7 @@ def _set_up(cfg, comm, MPI, where, out, dog):
     t_setup, age = time.perf_counter(), process_age_s() if not out.metas else None
     op_cls, method_cls = get_operation(cfg.op), get_method(cfg.method)
     backend_name = _choose_backend(cfg, method_cls)
-    dog.what = f"{cfg.op}/{cfg.method}"
+    dog.what, dog.where = f"{cfg.op}/{cfg.method}", "the method's set-up"
     backend = _collective(lambda: make_backend(backend_name, where.local_rank), comm)
     ctx = make_context(cfg, comm, MPI, backend, where)
     method = _collective(lambda: method_cls(ctx), comm)
@@ -258,6 +281,7 @@ def _measure(run, size, case):
     """One record: prepare, warm-up, timed samples, validation, statistics, then the guard."""
     cfg, comm, op, method = run.cfg, run.ctx.comm, run.op, run.method
     op.select(case)
+    run.dog.where = f"size {size} B, preparing the buffers"
     t_size = time.perf_counter()
     iters = cfg.iters or op.fixed_iters or default_iters(size)
     warmup = cfg.warmup if cfg.warmup is not None else max(2, iters // 10)
@@ -268,6 +292,7 @@ def _measure(run, size, case):
     batch = min(cfg.batch, iters) if cfg.batch else default_batch(size, iters)
     times, graphed = _timed_samples(run, size, batch, -(-iters // batch))
     worst = op.reduce_times(times) * op.time_scale
+    run.dog.where = f"size {size} B, validation"
     if run.corrupt and run.corrupt == (comm.rank, size):
         op.corrupt(size)
     _collective(lambda: _raise_if(op.validate(size), ValidationError), comm)

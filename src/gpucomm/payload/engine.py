@@ -170,9 +170,12 @@ def run(cfg):
                 out.note(f"{name}: skipped: {exc}")
             else:
                 status[name] = "ok"
+        if "ok" not in status.values():  # every method skipped: nothing measured, not a pass
+            raise collective(CapabilityError(f"none of {cfg.method} can run here: " + "; ".join(
+                f"{name}: {why.split(': ', 1)[1]}" for name, why in status.items())))
     except GpucommError as exc:
         status.setdefault(name, f"failed: {exc}")
-        out.done(False, str(exc), status)
+        exc.also = out.done(False, str(exc), status)
         raise
     finally:
         dog.cancel()
@@ -416,9 +419,8 @@ def _capture(comm, backend, steps):
 
 def _writable(path):
     """Raise GpucommError unless ``path`` can be written (it is opened for appending and left
-    as it was: the records are written at the end)."""
-    if os.path.isdir(path):
-        raise GpucommError(f"--json {path}: is a directory, not a file")
+    as it was: the records are written at the end; payload.cli refused other than regular
+    files)."""
     existed = os.path.exists(path)
     try:
         with open(path, "a"):

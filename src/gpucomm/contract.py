@@ -42,17 +42,56 @@ VALIDATE_EVERY, CHECKED, WRONG = "validate_every", "checked", "wrong"
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
+class DamagedOutput(json.JSONDecodeError):
+    """A RESULT_TAG or DONE_TAG line whose JSON does not parse (a rank killed mid-print, two
+    processes' output run together); its message is one line: the tag, where, and a prefix."""
+
+
+#: characters of a damaged line its message shows
+DAMAGED_EXCERPT = 80
+
+
+def _tagged(number, line):
+    """(tag, its JSON) of a RESULT_TAG or DONE_TAG line, else None; DamagedOutput where the JSON
+    does not parse."""
+    for tag in (RESULT_TAG, DONE_TAG):
+        if line.startswith(tag + " "):
+            try:
+                return tag, json.loads(line[len(tag) + 1:])
+            except json.JSONDecodeError as exc:
+                err = DamagedOutput(exc.msg, exc.doc, exc.pos)
+                err.args = (f"a damaged {tag} line (output line {number}: {exc.msg} at column "
+                            f"{exc.colno + len(tag) + 1}): {line[:DAMAGED_EXCERPT]!r}",)
+                raise err from None
+    return None
+
+
+def split_launches(text):
+    """[(records, summary)] of each payload launch in a job's stdout, in order: a launch ends
+    with its DONE_TAG line; a last one without it (records, or nothing at all) has summary
+    None.  Terminal control sequences are dropped first; a damaged line is DamagedOutput."""
+    out, records = [], []
+    for number, line in enumerate(_ANSI.sub("", text).splitlines(), 1):
+        item = _tagged(number, line)
+        if item is None:
+            continue
+        if item[0] == RESULT_TAG:
+            records.append(item[1])
+        else:
+            out.append((records, item[1]))
+            records = []
+    if records or not out:
+        out.append((records, None))
+    return out
+
+
 def parse_output(text):
     """What a run printed, read back: its records (the RESULT_TAG lines, in order) and its
-    summary (the DONE_TAG line, None if it did not finish).  Terminal control sequences are
-    dropped first."""
-    records, summary = [], None
-    for line in _ANSI.sub("", text).splitlines():
-        if line.startswith(RESULT_TAG + " "):
-            records.append(json.loads(line[len(RESULT_TAG) + 1:]))
-        elif line.startswith(DONE_TAG + " "):
-            summary = json.loads(line[len(DONE_TAG) + 1:])
-    return records, summary
+    summary (the last DONE_TAG line, None if it did not finish).  Terminal control sequences
+    are dropped first; a damaged line is DamagedOutput."""
+    runs = split_launches(text)
+    summaries = [summary for _, summary in runs if summary is not None]
+    return [rec for records, _ in runs for rec in records], (summaries[-1] if summaries else None)
 
 
 def result_line(record):

@@ -263,6 +263,7 @@ def test_without_mpi_library_clear_error(tmp_path):
                          env=env, capture_output=True, text=True, timeout=60)
     assert run.returncode == 2
     assert "mpi4py cannot load an MPI library" in run.stderr and "Traceback" not in run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1, run.stderr  # the loader's message spans several
 
 
 def test_probe_prints_json():

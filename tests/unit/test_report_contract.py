@@ -85,11 +85,7 @@ print(result_line(rec))
 
 #: modules that still split the payload's output by its tags themselves, and what contract.py
 #: would need to offer them; strict: the test fails once one no longer does, so the entry goes
-STILL_PARSING = {
-    "rfm/sanity.py": "launches() cuts a job's stdout into launches at each DONE_TAG line and looks for "
-                     "RESULT_TAG lines (on the raw text: a DONE line behind a terminal reset is missed); "
-                     "contract.py has no per-launch reader for it to call",
-}
+STILL_PARSING = {}
 
 
 def _modules():

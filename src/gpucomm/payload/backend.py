@@ -31,6 +31,40 @@ def _base_pattern(seed):
     return ((np.arange(PATTERN_PERIOD, dtype=np.int64) * 37 + seed) % PATTERN_PERIOD + 1).astype(np.uint8)
 
 
+#: a cgroup memory limit at or above this is none (cgroup v1 writes "no limit" as about 2**63)
+NO_CGROUP_LIMIT = 1 << 60
+#: cgroup v2's and v1's files: (limit, usage)
+_CGROUP_FILES = {"v2": ("memory.max", "memory.current"),
+                 "v1": ("memory.limit_in_bytes", "memory.usage_in_bytes")}
+
+
+def cgroup_room(proc_cgroup="/proc/self/cgroup", root="/sys/fs/cgroup"):
+    """Bytes the process's memory cgroup still allows (its limit less its usage), or None
+    where it has no limit or none can be read: v2's ``0::PATH`` line, else v1's memory line."""
+    try:
+        with open(proc_cgroup) as fp:
+            lines = [line.strip().split(":", 2) for line in fp if line.count(":") >= 2]
+    except OSError:
+        return None
+    places = [("v1", os.path.join(root, "memory", path.lstrip("/"))) for _, ctl, path in lines
+              if "memory" in ctl.split(",")]
+    places += [("v2", os.path.join(root, path.lstrip("/"))) for hid, ctl, path in lines
+               if hid == "0" and ctl == ""]
+    for kind, folder in places:
+        limit_file, usage_file = _CGROUP_FILES[kind]
+        try:
+            with open(os.path.join(folder, limit_file)) as fp:
+                limit = fp.read().strip()
+            if limit == "max" or int(limit) >= NO_CGROUP_LIMIT:
+                continue
+            with open(os.path.join(folder, usage_file)) as fp:
+                usage = int(fp.read().strip())
+        except (OSError, ValueError):
+            continue
+        return max(0, int(limit) - usage)
+    return None
+
+
 class NumpyBackend:
     name = "numpy"
     is_device = False
@@ -43,11 +77,16 @@ class NumpyBackend:
         return np.empty(nbytes // np.dtype(dtype).itemsize, dtype=dtype)
 
     def free_bytes(self, sharers=1):
-        """Host memory available to this rank (the node's free memory over ``sharers`` ranks)."""
+        """Host memory available to this rank: the node's free memory, or what the process's
+        cgroup (a Slurm job's) still allows where that is less, over ``sharers`` ranks."""
         try:
-            return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // max(1, sharers)
+            free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
         except (ValueError, OSError, AttributeError):
-            return None
+            free = None
+        room = cgroup_room()
+        if room is not None:
+            free = room if free is None else min(free, room)
+        return None if free is None else free // max(1, sharers)
 
     def host_empty(self, nbytes):
         return np.empty(nbytes, dtype=np.uint8)

@@ -3,6 +3,7 @@
 import argparse
 import math
 import os
+import stat
 import sys
 import time
 
@@ -180,6 +181,9 @@ def main(argv=None):
         if path and os.path.exists(path):
             return _early_error(f"--{name.replace('_', '-')} {path} exists already: remove it first "
                                 "(a file left by an earlier run)")
+    problem = _path_problem(args)
+    if problem:
+        return _early_error(problem)
     from .engine import RunConfig, run
     cfg = RunConfig(op=args.command, method=args.method, sizes=sizes, iters=args.iters, warmup=args.warmup,
                     batch=args.batch, graph=args.graph, budget=args.budget,
@@ -192,7 +196,7 @@ def main(argv=None):
     try:
         return run(cfg)
     except GpucommError as exc:
-        return _fail(exc, exc.exit_code, getattr(exc, "collective", False))
+        return _fail(exc, exc.exit_code, getattr(exc, "collective", False), getattr(exc, "also", None))
     except KeyboardInterrupt:
         return _fail("interrupted", EXIT_INTERRUPTED, False)
     except Exception as exc:  # a bug or an unexpected library failure: say so, end every rank
@@ -202,25 +206,52 @@ def main(argv=None):
         return _fail(f"internal error: {type(exc).__name__}: {exc}", EXIT_INTERNAL, False)
 
 
-def _fail(message, code, collective):
+def _path_problem(args):
+    """What is wrong with a file option, found before MPI starts (None: nothing): an empty
+    --json, a --json that exists but is no regular file (a FIFO would block the run's end, a
+    directory cannot be written), a --ready-file in a folder that does not exist."""
+    path = args.json_path
+    if path is not None:
+        if not path.strip():
+            return "--json '': an empty file name"
+        if os.path.isdir(path):
+            return f"--json {path}: is a directory, not a file"
+        if os.path.exists(path) and not stat.S_ISREG(os.stat(path).st_mode):
+            return f"--json {path}: not a regular file"
+    ready = getattr(args, "ready_file", None)
+    if ready is not None:
+        folder = os.path.dirname(ready) or "."
+        if not ready.strip() or not os.path.isdir(folder):
+            return f"--ready-file {ready!r}: its folder {folder} does not exist"
+    if args.warmup == 0 and args.budget:
+        return "--budget estimates the iterations from the last warm-up iteration: give --warmup 1 or more"
+    return None
+
+
+def _fail(message, code, collective, also=None):
     """Report an error and end this rank.  A collective error (every rank raised the same one)
     is printed once by rank 0, then all ranks meet in a barrier so that none exits before the
     line is out; a local one is printed by its rank, which then aborts the whole job, since the
-    other ranks may be waiting for it in a call."""
+    other ranks may be waiting for it in a call.  ``also``: a second line (rank 0's), such as
+    a --json file that could not be written after the error."""
     try:
         from mpi4py import MPI
         live = MPI.Is_initialized() and not MPI.Is_finalized()
     except Exception:
         live = False
     if not live:
-        return _early_error(message, code)
+        return _early_error(f"{message}" + (f"\n{ERROR_PREFIX} {also}" if also else ""), code)
     comm = MPI.COMM_WORLD
     if collective:
         if comm.rank == 0:
             print(f"{ERROR_PREFIX} {message}", file=sys.stderr, flush=True)
+            if also:
+                print(f"{ERROR_PREFIX} {also}", file=sys.stderr, flush=True)
         comm.Barrier()
         return code
     print(f"{ERROR_PREFIX} rank {comm.rank}: {message}", file=sys.stderr, flush=True)
+    if also:
+        print(f"{ERROR_PREFIX} rank {comm.rank}: {also}", file=sys.stderr, flush=True)
     if comm.size > 1:
         comm.Abort(code)
     return code

@@ -9,6 +9,7 @@ and an operation only through what ``methods.base.Method`` and ``ops.base.Operat
 """
 
 import os
+import sys
 import time
 from dataclasses import dataclass, replace
 from typing import List, Optional
@@ -30,7 +31,8 @@ from .ops.base import Operation
 from .output import Output
 from .soak import Soak
 from .timers import device_timed, make_timer
-from .watchdog import Watchdog
+from .topology import env_rank
+from .watchdog import StartupSentinel, Watchdog
 
 
 @dataclass
@@ -140,14 +142,11 @@ def run(cfg):
     """Run one operation over cfg.sizes with one method, or with several in turn (cfg.method
     'a,b,c': one launch for a sweep; a method this machine cannot do is skipped with its reason
     and the others run); returns 0 or raises GpucommError."""
-    try:
-        from mpi4py import MPI
-    except Exception as exc:  # ImportError, RuntimeError: no libmpi found
-        raise GpucommError(f"mpi4py cannot load an MPI library ({exc}); install one "
-                           "(pip install gpucomm[mpi]) or load the site's MPI module") from None
+    dog = Watchdog(cfg.timeout, env_rank() or 0, cfg.op).start()
+    MPI = _start_mpi(cfg, dog)
     comm = MPI.COMM_WORLD
+    dog.rank, dog.where = comm.rank, "checking the request"
     methods = cfg.method.split(",")
-    dog = Watchdog(cfg.timeout, comm.rank, cfg.op).start()
     op_cls = get_operation(cfg.op)
     for name in methods:
         get_method(name)
@@ -168,6 +167,7 @@ def run(cfg):
     if cfg.json_path:  # before the first size: a path that cannot be written is bad input now
         _collective(lambda: _writable(cfg.json_path) if comm.rank == 0 else None, comm)
 
+    dog.where = "locating the ranks"
     where = locate(comm, MPI, cfg.ranks_per_node)
     out = Output(cfg, comm.rank == 0)
     status = {}
@@ -183,14 +183,40 @@ def run(cfg):
                 out.note(f"{name}: skipped: {exc}")
             else:
                 status[name] = "ok"
+        if "ok" not in status.values():  # every method skipped: nothing measured, not a pass
+            raise collective(CapabilityError(f"none of {cfg.method} can run here: " + "; ".join(
+                f"{name}: {why.split(': ', 1)[1]}" for name, why in status.items())))
     except GpucommError as exc:
         status.setdefault(name, f"failed: {exc}")
-        out.done(False, str(exc), status)
+        exc.also = out.done(False, str(exc), status)
         raise
     finally:
         dog.cancel()
     out.done(True, status=status)
     return 0
+
+
+def _start_mpi(cfg, dog):
+    """mpi4py's MPI module, MPI initialised under the start-up sentinel (watchdog.py)."""
+    try:
+        import mpi4py
+        if "mpi4py.MPI" not in sys.modules:
+            mpi4py.rc.initialize, mpi4py.rc.finalize = False, True
+        from mpi4py import MPI
+    except Exception as exc:  # ImportError, RuntimeError: no libmpi found
+        raise GpucommError(f"mpi4py cannot load an MPI library ({_first_line(exc)}); install one "
+                           "(pip install gpucomm[mpi]) or load the site's MPI module") from None
+    if not MPI.Is_initialized():
+        sentinel = StartupSentinel(cfg.timeout, dog.rank).start()
+        MPI.Init_thread()
+        sentinel.done()
+    return MPI
+
+
+def _first_line(exc):
+    """An exception's message as one line (a loader's error spans several)."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return lines[0] if lines else type(exc).__name__
 
 
 @dataclass
@@ -234,7 +260,7 @@ def _set_up(cfg, comm, MPI, where, out, dog):
     t_setup, age = time.perf_counter(), process_age_s() if not out.metas else None
     op_cls, method_cls = get_operation(cfg.op), get_method(cfg.method)
     backend_name = _choose_backend(cfg, method_cls)
-    dog.what = f"{cfg.op}/{cfg.method}"
+    dog.what, dog.where = f"{cfg.op}/{cfg.method}", "the method's set-up"
     backend = _collective(lambda: make_backend(backend_name, where.local_rank), comm)
     ctx = make_context(cfg, comm, MPI, backend, where)
     method = _collective(lambda: method_cls(ctx), comm)
@@ -279,6 +305,7 @@ def _measure(run, size, case):
     """One record: prepare, warm-up, timed samples, validation, statistics, then the guard."""
     cfg, comm, op, method = run.cfg, run.ctx.comm, run.op, run.method
     op.select(case)
+    run.dog.where = f"size {size} B, preparing the buffers"
     t_size = time.perf_counter()
     iters = cfg.iters or op.fixed_iters or default_iters(size)
     warmup = cfg.warmup if cfg.warmup is not None else max(2, iters // 10)
@@ -291,6 +318,7 @@ def _measure(run, size, case):
         run.soak.start(size)
     times, graphed = _timed_samples(run, size, batch, -(-iters // batch))
     worst = op.reduce_times(times) * op.time_scale
+    run.dog.where = f"size {size} B, validation"
     soaked, wrong = run.soak.finish(comm, len(times) * batch) if run.soak else ({}, None)
     if run.corrupt and run.corrupt == (comm.rank, size):
         op.corrupt(size)
@@ -425,9 +453,8 @@ def _capture(comm, backend, steps):
 
 def _writable(path):
     """Raise GpucommError unless ``path`` can be written (it is opened for appending and left
-    as it was: the records are written at the end)."""
-    if os.path.isdir(path):
-        raise GpucommError(f"--json {path}: is a directory, not a file")
+    as it was: the records are written at the end; payload.cli refused other than regular
+    files)."""
     existed = os.path.exists(path)
     try:
         with open(path, "a"):
@@ -438,8 +465,18 @@ def _writable(path):
         os.unlink(path)
 
 
+#: a host rank's peak memory over its send and receive buffers: validation's expected pattern
+#: and received copies come on top (peak RSS, 2 ranks, 256 MiB and 512 MiB, less the 44 MiB of
+#: an 8 B run: pingpong and bw 2.0 (4.0x the size), allreduce 2.5 (5.0x), alltoall 1.5 (6.1x
+#: the block, buffers 4x); the largest)
+HOST_PEAK_FACTOR = 2.5
+
+
 def _check_memory(backend, need, local_ranks, largest):
-    """Raise GpucommError if this rank's buffers for the largest size do not fit its memory."""
+    """Raise GpucommError if this rank's buffers for the largest size do not fit its memory
+    (host memory: with what validation adds, HOST_PEAK_FACTOR)."""
+    if not backend.is_device:
+        need = int(need * HOST_PEAK_FACTOR)
     free = backend.free_bytes(local_ranks)
     if free is not None and need > free:
         where = "its GPU" if backend.is_device else "the node's host memory (its share)"

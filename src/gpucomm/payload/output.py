@@ -1,11 +1,14 @@
 """What a run shows: rank 0's human table on stdout, one record line per size, the summary
 line, and the --json file (the formats are gpucomm.contract's)."""
 
+import contextlib
 import json
+import os
 import sys
 
 from .. import __version__
 from ..contract import TIMED_LOOP, TIMED_LOOP_NOTE, done_line, result_line
+from ..errors import GpucommError
 from ..sizes import size_label
 
 
@@ -16,6 +19,8 @@ class Output:
         self.cfg, self.enabled = cfg, enabled
         self.meta, self.metas, self.records = None, [], []
         self.cases = None
+        #: a --json file of an earlier run: a failed run does not replace it
+        self.json_existed = bool(enabled and cfg.json_path and os.path.exists(cfg.json_path))
 
     def begin(self, meta, cases=None):
         """A method's run starts: its meta, and its records' case label (operations with several
@@ -72,9 +77,12 @@ class Output:
 
     def done(self, ok, error=None, status=None):
         """The run's last line (GPUCOMM-DONE) and the --json file.  With several methods,
-        ``status`` says per method 'ok', 'skipped: why' or 'failed: why'."""
+        ``status`` says per method 'ok', 'skipped: why' or 'failed: why'.  The file is written
+        whole or not at all (a temporary file renamed); a failed run leaves an earlier run's
+        file as it was.  Returns why the file could not be written (a failed run's second
+        line), or None; on a run that passed, that is an error (GpucommError)."""
         if not self.enabled:
-            return
+            return None
         summary = {"ok": ok, "sizes": len(self.cfg.sizes), "validated": sum(r["validated"] for r in self.records),
                    "op": self.cfg.op, "method": self.cfg.method}
         if status and "," in self.cfg.method:
@@ -83,10 +91,25 @@ class Output:
             summary["error"] = error
         print(done_line(summary))
         sys.stdout.flush()
-        if self.cfg.json_path:
-            doc = {"meta": self.metas[0] if self.metas else {"op": self.cfg.op, "method": self.cfg.method},
-                   "summary": summary, "results": self.records}
-            if len(self.metas) > 1:
-                doc["metas"] = self.metas
-            with open(self.cfg.json_path, "w") as fp:
+        path = self.cfg.json_path
+        if not path:
+            return None
+        if not ok and self.json_existed:
+            return f"--json {path}: left as an earlier run wrote it (this run failed)"
+        doc = {"meta": self.metas[0] if self.metas else {"op": self.cfg.op, "method": self.cfg.method},
+               "summary": summary, "results": self.records}
+        if len(self.metas) > 1:
+            doc["metas"] = self.metas
+        tmp = f"{path}.{os.getpid()}.tmp"
+        try:
+            with open(tmp, "w") as fp:
                 json.dump(doc, fp, indent=1)
+            os.replace(tmp, path)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            why = f"--json {path}: cannot write it ({exc.strerror})"
+            if ok:
+                raise GpucommError(why) from None
+            return why
+        return None

@@ -12,8 +12,8 @@ import reframe.utility.sanity as sn
 from reframe.core.exceptions import SanityError, SkipTestError
 
 from ..constants import ANY_PLACEMENT
-from ..contract import (DONE_TAG, RESULT_TAG, by_method_size, by_size, first_error, parse_output,
-                        record_value)
+from ..contract import (DamagedOutput, by_method_size, by_size, first_error, parse_output,
+                        record_value, split_launches)
 from ..site.preflight import ERROR_LINE, PREFLIGHT_TAG
 from ..sizes import size_label
 
@@ -112,6 +112,8 @@ def finished_run(stdout, stderr, index=by_size):
             records, summary = parse_output(fp.read())
     except OSError as exc:
         raise SanityError(f"no payload output: {exc}")
+    except DamagedOutput as exc:
+        raise SanityError(f"payload output damaged: {exc}") from None
     if summary is None:
         raise SanityError(f"payload did not finish: {not_finished_reason(stderr)}")
     if not summary.get("ok"):
@@ -188,15 +190,10 @@ def ccl_net_ok(log_glob, pattern, fallback_pattern=None, plugin=""):
 def launches(text):
     """[(records, summary)] of each payload launch in a job's stdout (a launch ends with its
     GPUCOMM-DONE line; a last one without it has summary None)."""
-    out, chunk = [], []
-    for line in text.splitlines():
-        chunk.append(line)
-        if line.startswith(DONE_TAG + " "):
-            out.append(parse_output("\n".join(chunk)))
-            chunk = []
-    if any(ln.startswith(RESULT_TAG + " ") for ln in chunk) or not out:
-        out.append(parse_output("\n".join(chunk)))
-    return out
+    try:
+        return split_launches(text)
+    except DamagedOutput as exc:
+        raise SanityError(f"payload output damaged: {exc}") from None
 
 
 @sn.deferrable

@@ -147,6 +147,9 @@ def node_info(with_cupy=True):
 def main(argv=None):
     """``gpucomm probe``: node_info() and, on a GPU node, the GPU-aware MPI level found by
     probing the MPI (siteconf.local_gpu_aware: what config/systems/local.py uses)."""
+    import argparse
+    parser = argparse.ArgumentParser(prog="gpucomm probe", description="What this node offers, as JSON.")
+    parser.parse_args(argv)  # no options: an unknown one is exit 2 with argparse's one-line usage error
     from .siteconf import local_gpu_aware
     info = node_info()
     info["gpu_aware_mpi"] = local_gpu_aware(info)

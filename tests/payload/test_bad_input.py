@@ -25,7 +25,7 @@ def one_error(run):
     (["--budget", "1e9"], "must be <="),
     (["--max-bandwidth", "nan"], "'nan' is not a finite number"),
     (["--iters", "99999999999"], "must be <="),
-    (["--sizes", "1T"], "needs 2048.00 GiB per rank"),
+    (["--sizes", "1T"], "needs 5120.00 GiB per rank"),
 ])
 def test_numbers_bounded(mpirun, args, message):
     run = mpirun(2, "pingpong", "--method", "host", *([] if "--sizes" in args else ["--sizes", "8"]), *args)

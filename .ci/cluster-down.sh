@@ -49,6 +49,9 @@ if [ -s "$STATE/created" ]; then
         case $kind in
             netns) ip netns del "$name" 2>/dev/null && echo "cluster-down: deleted netns $name" ;;
             link) ip link del "$name" 2>/dev/null && echo "cluster-down: deleted link $name" ;;
+            cgroup)  # the cgroup slurmd needed: the nodes' scopes inside it first (empty now)
+                find "$name" -depth -mindepth 1 -type d -exec rmdir {} + 2>/dev/null
+                rmdir "$name" 2>/dev/null && echo "cluster-down: deleted cgroup $name" ;;
         esac
     done
     : >"$STATE/created"

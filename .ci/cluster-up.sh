@@ -216,6 +216,16 @@ if [ -n "$SLURM_ROOT" ]; then  # the unpacked plugins; no spank plugins (/etc/sl
     # a machine without Debian's Slurm may have no systemd: under cgroup v2, slurmd makes its
     # cgroups itself instead of asking systemd over D-Bus (cgroup.conf beside slurm.conf)
     printf '%s\nIgnoreSystemd=yes\nIgnoreSystemdOnFailure=yes\n' "# written by gpucomm .ci/cluster-up.sh" >"$STATE/cgroup.conf"
+    # ... inside system.slice/<node>_slurmstepd.scope, which it makes with a plain mkdir: where
+    # no systemd made system.slice (a bare VM, a container), slurmd's cgroup/v2 init fails
+    # ("Could not create scope directory .../system.slice/...: No such file or directory");
+    # it is made here and removed at tear-down (with the nodes' scopes) when this made it
+    cg=/sys/fs/cgroup
+    if [ "$(stat -fc %T $cg 2>/dev/null)" = cgroup2fs ] && [ ! -d $cg/system.slice ]; then
+        mkdir $cg/system.slice && record cgroup $cg/system.slice
+        # the controllers slurmd asks for, where the kernel offers them (else it logs and goes on)
+        for c in cpu cpuset memory; do echo "+$c" >$cg/cgroup.subtree_control 2>/dev/null || true; done
+    fi
 fi
 if [ -n "$MUNGE_DIR" ]; then  # auth/munge and cred/munge of every daemon and client
     echo "AuthInfo=socket=$MUNGE_DIR/munge.socket" >>"$CONF"

@@ -15,9 +15,13 @@ performance log, for every system.
 * An ``httpjson`` handler for sites with a dashboard (Elasticsearch, Grafana, ...): off unless
   GPUCOMM_PERFLOG_URL is set to the endpoint (e.g. http://dashboard:9200/gpucomm/_doc); each
   record carries ``extras`` ``{"facility": "gpucomm"}`` and the same fields as JSON.
+* A ``--dry-run`` measures nothing: it has no perflog handler, so it neither writes lines that
+  say "pass" with null values nor posts them to the dashboard (ReFrame logs every test case it
+  finalises, a dry run's too; this file is read after the command line, which names the run).
 """
 
 import os
+import sys
 
 #: ReFrame's results database for gpucomm sessions (docs/results.md)
 RESULTS_DB = "${HOME}/.reframe/reports/gpucomm.db"
@@ -51,7 +55,10 @@ if os.environ.get("GPUCOMM_PERFLOG_URL"):
         "ignore_keys": ["check_perfvalues"],
     })
 
+#: whether this ReFrame command is a --dry-run (or an abbreviation argparse accepts for it)
+DRY_RUN = any(len(arg) > 4 and "--dry-run".startswith(arg) for arg in sys.argv[1:])
+
 site_configuration = {
     "storage": [{"enable": True, "sqlite_db_file": RESULTS_DB}],
-    "logging": [{"perflog_multiline": True, "handlers_perflog": _handlers}],
+    "logging": [{"perflog_multiline": True, "handlers_perflog": [] if DRY_RUN else _handlers}],
 }

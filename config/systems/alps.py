@@ -118,7 +118,7 @@ site_configuration = {
             "launcher": "srun",
             # normal: the default partition, whole nodes, any node count, 24 h; SBATCH_PARTITION=debug
             # for quick runs (1-2 nodes, 30 min in cscs-docs' sinfo example): docs/running/slurm.md
-            "access": slurm_access("normal"),
+            "access": slurm_access("normal", account_required=True),
             "sched_options": {"use_nodes_option": True},
             "environs": ["prgenv-gnu"],
             "max_jobs": 100,

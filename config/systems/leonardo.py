@@ -89,7 +89,7 @@ site_configuration = {
             # whole nodes: a benchmark must not share NVLink, PCIe or NICs with other jobs (the
             # paper's runs too: --exclusive in blink:sbatch/leonardo/*.sbatch).  The QOS comes
             # from SBATCH_QOS until the checks apply extras['qos_by_nodes'] themselves
-            "access": slurm_access("boost_usr_prod", "--exclusive"),
+            "access": slurm_access("boost_usr_prod", "--exclusive", account_required=True),
             "sched_options": {"use_nodes_option": True},
             "environs": ["openmpi-nccl"],
             "max_jobs": 100,

@@ -126,7 +126,7 @@ site_configuration = {
             "launcher": "srun",
             # --exclusive: a no-op on standard-g (whole nodes), and what makes small-g/dev-g
             # (SBATCH_PARTITION=small-g) whole nodes, which the binding needs (lumi-ug lumig-job.md)
-            "access": slurm_access("standard-g", "--exclusive"),
+            "access": slurm_access("standard-g", "--exclusive", account_required=True),
             "sched_options": {"use_nodes_option": True},
             "environs": ["cray-rccl"],
             "max_jobs": 100,

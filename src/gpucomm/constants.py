@@ -112,8 +112,15 @@ class Extras:
 
 
 #: extras['python'] of a site whose payload interpreter was not given (GPUCOMM_PYTHON unset):
-#: a check there fails at setup, naming the recipe, instead of writing a job that cannot run
+#: a run there fails at setup, naming the recipe, instead of submitting a job that cannot run;
+#: a dry run writes PYTHON_PLACEHOLDER in its place (and says so once)
 PYTHON_UNSET = "<unset: GPUCOMM_PYTHON>"
+#: the interpreter a dry run writes where GPUCOMM_PYTHON is unset ({recipe}: the site's page):
+#: the shell takes GPUCOMM_PYTHON from the job's environment, or ends the job naming the recipe
+PYTHON_PLACEHOLDER = "${{GPUCOMM_PYTHON:?the payload venv python, built per {recipe}}}"
+#: the Slurm account a dry run writes where a site requires one and SBATCH_ACCOUNT is unset
+#: (site.siteconf.slurm_access); a run there fails at setup saying so
+ACCOUNT_UNSET = "<unset: SBATCH_ACCOUNT>"
 
 #: the payload's exit codes (payload.cli; the README lists them)
 EXIT_OK = 0

@@ -28,12 +28,13 @@ from reframe.core.builtins import run_after, run_before, sanity_function, variab
 from reframe.core.exceptions import ReframeError
 
 from ..constants import (ANY_PLACEMENT, BW, CCL, COLLECTIVES, HOST, LOOP_AUTO, LOOP_CHOICES,
-                         METHOD_REQUIREMENTS, MULTI_PINGPONG, PLACEMENTS, PYTHON_UNSET, Extras)
+                         METHOD_REQUIREMENTS, MULTI_PINGPONG, PLACEMENTS, PYTHON_PLACEHOLDER,
+                         PYTHON_UNSET, Extras)
 from ..contract import PERF_POINTS, RESULTS_FILE
 from ..errors import GpucommError
 from ..sizes import parse_sizes
 from .availability import gpus_per_node, missing_mpi, selection, unavailable
-from .mixins import NCCL_DEBUG_GLOB, MultiNode, SiteOptions
+from .mixins import NCCL_DEBUG_GLOB, MultiNode, SiteOptions, warn_once
 from .sanity import ccl_net_ok, payload_ok, placement_ok, point_value, preflight_ok
 
 
@@ -195,6 +196,7 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
         if self.loop not in LOOP_CHOICES:
             raise ReframeError(f"-S loop={self.loop}: choose {', '.join(LOOP_CHOICES)}")
         self.check_service_level()
+        self.check_account()
 
     def set_tasks(self):
         gpus = self.gpus_per_node()
@@ -230,14 +232,22 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
         return self.current_environ.extras.get(Extras.RECIPE, "")
 
     def interpreter(self):
-        """-S python, else the environment's extras['python'], else ReFrame's own; a site
-        config that marks it unset (constants.PYTHON_UNSET) fails the check at setup."""
+        """-S python, else the environment's extras['python'], else ReFrame's own.  Where a site
+        config marks it unset (constants.PYTHON_UNSET) a run fails at setup, and a dry run
+        writes constants.PYTHON_PLACEHOLDER instead (saying so once), so that the job scripts
+        can be read before the venv exists."""
         python = self.python or self.current_environ.extras.get(Extras.PYTHON) or sys.executable
-        if python == PYTHON_UNSET:
-            raise ReframeError(f"no payload interpreter for {self.current_environ.name} on "
-                               f"{self.current_system.name}: set GPUCOMM_PYTHON to the venv built "
-                               f"per {self.recipe() or 'docs/sites/'} (or -S python=...)")
-        return python
+        if python != PYTHON_UNSET:
+            return python
+        recipe = self.recipe() or "docs/sites/"
+        why = (f"no payload interpreter for {self.current_environ.name} on "
+               f"{self.current_system.name}: set GPUCOMM_PYTHON to the venv built per {recipe} "
+               "(or -S python=...)")
+        if not self.is_dry_run():
+            raise ReframeError(why)
+        placeholder = PYTHON_PLACEHOLDER.format(recipe=recipe)
+        warn_once(f"{why}; the job scripts name {placeholder} instead")
+        return placeholder
 
     def preflight_cmds(self, methods):
         """The job script's preflight line for ``methods`` ([] with -S preflight=n): the

@@ -11,10 +11,22 @@ import os
 import reframe.utility.typecheck as typ
 from reframe.core.builtins import run_before, variable
 from reframe.core.exceptions import ReframeError
+from reframe.core.logging import getlogger
 from reframe.core.pipeline import RegressionTestPlugin
 
-from ..constants import ANY_PLACEMENT, CCL, Extras
+from ..constants import ACCOUNT_UNSET, ANY_PLACEMENT, CCL, Extras
 from ..site.siteconf import BIND_WRAPPER
+
+#: the warnings already given in this ReFrame session (warn_once)
+_WARNED = set()
+
+
+def warn_once(message):
+    """One WARNING line per session for ``message``, however many checks meet it (a dry run
+    of a site without GPUCOMM_PYTHON: one line, not one per job script)."""
+    if message not in _WARNED:
+        _WARNED.add(message)
+        getlogger().warning(message)
 
 
 #: where a method's NCCL/RCCL debug log goes (NCCL_DEBUG_FILE, per host and process, in the
@@ -107,6 +119,18 @@ class SiteOptions(RegressionTestPlugin):
     def site_launcher_options(self):
         return launcher_options(self.current_partition.extras, self.current_environ.extras,
                                 self.site_method())
+
+    def check_account(self):
+        """Where the site requires a Slurm account and none was given (the partition's access
+        holds constants.ACCOUNT_UNSET, site.siteconf.slurm_access): a run fails at setup saying
+        so; a dry run writes the placeholder and says so once."""
+        if not any(ACCOUNT_UNSET in str(o) for o in self.current_partition.access):
+            return
+        why = (f"no Slurm account for {self.current_system.name}, which requires one: set "
+               "SBATCH_ACCOUNT=<project>")
+        if not self.is_dry_run():
+            raise ReframeError(why)
+        warn_once(f"{why}; the job scripts say --account={ACCOUNT_UNSET}")
 
     def check_service_level(self):
         """A one-line error for -S service_level out of InfiniBand's 0-15 (-1: the fabric's

@@ -1,0 +1,119 @@
+"""A site's first run (issue #32): what a site engineer meets before anything is measured.
+
+Each test names the behaviour it replaces.  Dry runs of every site in every mode are in
+test_site_modes.py; the job scripts line by line in test_sites.py.
+"""
+
+import os
+import runpy
+import subprocess
+import sys
+
+import pytest
+
+from gpucomm.constants import ACCOUNT_UNSET, PYTHON_PLACEHOLDER
+from reframe_helpers import REPO, clean_env, job_script, reframe, report_cases
+from test_sites import ACCOUNT, SITES, VENV_PYTHON, site_env
+
+SYSTEMS = tuple(SITES)
+
+
+def _run(tmp_path, system, *args, env):
+    report = tmp_path / "report.json"
+    out = reframe("--system", system, "-c", "checks/", *args, "--prefix", tmp_path,
+                  "--report-file", report, env=env)
+    return out, (report_cases(report) if report.exists() else [])
+
+
+def warnings(text, about):
+    return [ln for ln in text.splitlines() if "WARNING" in ln and about in ln]
+
+
+# -- no interpreter (GPUCOMM_PYTHON) -----------------------------------------------------------
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_dry_run_without_interpreter_writes_every_script(tmp_path, system):
+    """Old: every check failed at setup ("set GPUCOMM_PYTHON"), no payload script written.
+    Now every script is written, with the placeholder as the interpreter, and one warning."""
+    out, cases = _run(tmp_path, system, "-n", "^(PingPongCheck|AllReduceCheck)", "--dry-run",
+                      env=clean_env(SBATCH_ACCOUNT=ACCOUNT))
+    assert out.returncode == 0, out.stdout[-3000:]
+    placeholder = PYTHON_PLACEHOLDER.format(recipe=SITES[system].recipe)
+    ran = [c for c in cases if c["result"] == "pass"]
+    assert ran and all(c["result"] in ("pass", "skip") for c in cases)
+    for case in ran:
+        lines = job_script(case).splitlines()
+        launch = [ln for ln in lines if ln.startswith("srun ")]
+        assert launch and all(f" {placeholder} -m gpucomm " in ln for ln in launch), lines
+        assert any(ln.startswith(f"{placeholder} -m gpucomm preflight ") for ln in lines)
+    (line,) = warnings(out.stdout, "GPUCOMM_PYTHON")
+    assert f"set GPUCOMM_PYTHON to the venv built per {SITES[system].recipe}" in line
+
+
+def test_placeholder_is_the_shell_asking_for_the_interpreter(tmp_path):
+    """The placeholder is shell: unset, the job ends naming the recipe; set, it runs."""
+    placeholder = PYTHON_PLACEHOLDER.format(recipe="docs/sites/lumi.md")
+    script = f"{placeholder} -c 'print(42)'"
+    bare = subprocess.run(["bash", "-c", script], capture_output=True, text=True,
+                          env={"PATH": os.environ["PATH"]})
+    assert bare.returncode != 0 and "built per docs/sites/lumi.md" in bare.stderr
+    given = subprocess.run(["bash", "-c", script], capture_output=True, text=True,
+                           env={"PATH": os.environ["PATH"], "GPUCOMM_PYTHON": sys.executable})
+    assert given.returncode == 0 and given.stdout == "42\n"
+
+
+def test_run_without_interpreter_fails_with_its_reason(tmp_path):
+    """A real run without GPUCOMM_PYTHON still fails, at setup (nothing is submitted)."""
+    out, cases = _run(tmp_path, "alps", "-n", "^PingPongCheck%method=ccl", "-r",
+                      env=clean_env(SBATCH_ACCOUNT=ACCOUNT))
+    assert out.returncode != 0
+    (case,) = cases
+    assert case["result"] == "fail" and case["fail_phase"] == "setup"
+    assert "set GPUCOMM_PYTHON to the venv built per docs/sites/alps.md" in case["fail_reason"]
+
+
+# -- no Slurm account ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_dry_run_without_account_shows_the_line_to_fill_in(tmp_path, system):
+    """Old: no --account line and no word about it (LUMI's guide: "mandatory"; the paper's
+    Leonardo and LUMI scripts all set one; CSCS's own config always passes one)."""
+    out, cases = _run(tmp_path, system, "-n", "^PingPongCheck", "--dry-run",
+                      env=clean_env(GPUCOMM_PYTHON=VENV_PYTHON))
+    assert out.returncode == 0, out.stdout[-3000:]
+    ran = [c for c in cases if c["result"] == "pass"]
+    assert ran
+    for case in ran:
+        assert f"#SBATCH --account={ACCOUNT_UNSET}" in job_script(case).splitlines()
+    (line,) = warnings(out.stdout, "SBATCH_ACCOUNT")
+    assert f"no Slurm account for {system}, which requires one: set SBATCH_ACCOUNT=" in line
+
+
+def test_run_without_account_fails_with_its_reason(tmp_path):
+    out, cases = _run(tmp_path, "lumi", "-n", "^PingPongCheck%method=host", "-r",
+                      env=clean_env(GPUCOMM_PYTHON=VENV_PYTHON, RFM_RESOLVE_MODULE_CONFLICTS="n"))
+    assert out.returncode != 0
+    (case,) = cases
+    assert case["result"] == "fail" and case["fail_phase"] == "setup"
+    assert "no Slurm account for lumi, which requires one: set SBATCH_ACCOUNT" in case["fail_reason"]
+
+
+# -- the perflog of a dry run ----------------------------------------------------------------
+
+def test_dry_run_writes_no_perflog(tmp_path):
+    """Old: a dry run wrote one perflog line per perf variable, result "pass", value null."""
+    out, cases = _run(tmp_path, "alps", "-n", "^PingPongCheck%method=ccl", "--dry-run",
+                      env=site_env())
+    assert out.returncode == 0 and cases
+    assert not list(tmp_path.glob("perflogs/**/*.log"))
+
+
+@pytest.mark.parametrize("argv, handlers", [(["reframe", "-c", "checks/", "--dry-run"], 0),
+                                            (["reframe", "-c", "checks/", "--dry"], 0),
+                                            (["reframe", "-c", "checks/", "-r"], 2)])
+def test_dashboard_gets_no_dry_run(monkeypatch, argv, handlers):
+    """Nor would a dry run post its null values to GPUCOMM_PERFLOG_URL."""
+    monkeypatch.setenv("GPUCOMM_PERFLOG_URL", "http://dashboard.invalid/gpucomm/_doc")
+    monkeypatch.setattr(sys, "argv", argv)
+    conf = runpy.run_path(str(REPO / "config" / "results.py"))["site_configuration"]
+    assert len(conf["logging"][0]["handlers_perflog"]) == handlers

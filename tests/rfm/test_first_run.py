@@ -117,3 +117,42 @@ def test_dashboard_gets_no_dry_run(monkeypatch, argv, handlers):
     monkeypatch.setattr(sys, "argv", argv)
     conf = runpy.run_path(str(REPO / "config" / "results.py"))["site_configuration"]
     assert len(conf["logging"][0]["handlers_perflog"]) == handlers
+
+
+# -- the README's example ----------------------------------------------------------------------
+
+def readme_site_example():
+    """The shell lines of the README's "A site's first run" block."""
+    text = (REPO / "README.md").read_text()
+    block = text.split("**A site's first run", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
+    return [ln for ln in block.splitlines() if ln.strip()]
+
+
+def test_readme_site_example_runs_as_written(tmp_path):
+    """Old: without -C/RFM_CONFIG_FILES it found no 'alps'; with it but no GPUCOMM_PYTHON every
+    payload check failed; ``SBATCH_ACCOUNT=<project>`` is a shell redirection.  The block runs as
+    written from the repository root, its last line (``-r``) as a dry run here."""
+    lines = readme_site_example()
+    assert lines[-1].split("#")[0].rstrip().endswith(" -r"), lines[-1]
+    lines[-1] = lines[-1].split("#")[0].rstrip()[:-len(" -r")] + " --dry-run"
+    env = clean_env(HOME=tmp_path, RFM_PREFIX=tmp_path / "prefix",
+                    PATH=os.pathsep.join([os.path.dirname(sys.executable), os.environ["PATH"]]))
+    del env["RFM_RESOLVE_MODULE_CONFLICTS"]  # the configuration itself turns it off
+    run = subprocess.run(["bash", "-e", "-c", "\n".join(lines)], cwd=REPO, env=env, text=True,
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=1200)
+    assert run.returncode == 0, run.stdout[-4000:]
+    reports = tmp_path / ".reframe" / "reports"
+    (first,), (health,) = (list(reports.glob(pattern)) for pattern in ("run-report-*.json",
+                                                                        "gpucomm-run-*.json"))
+    first, health = report_cases(first), report_cases(health)
+    placeholder = PYTHON_PLACEHOLDER.format(recipe="docs/sites/alps.md")
+    for cases, python in ((first, placeholder), (health, "/gpucomm-venv/bin/python")):
+        ran = [c for c in cases if c["result"] == "pass"]
+        assert ran and all(c["result"] in ("pass", "skip") for c in cases), \
+            [(c["display_name"], c["fail_reason"]) for c in cases if c["result"] == "fail"]
+        for case in ran:
+            script = job_script(case)
+            assert "#SBATCH --account=g123" in script and f" {python} -m gpucomm " in script
+    assert {c["display_name"].split()[0] for c in health} == {"HealthCheck", "PairMatrixCheck"}
+    assert not warnings(run.stdout, "SBATCH_ACCOUNT")
+    assert len(warnings(run.stdout, "GPUCOMM_PYTHON")) == 1  # the first dry run's, once

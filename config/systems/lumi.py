@@ -87,8 +87,14 @@ RCCL_ENV = _str({
     "FI_CXI_DISABLE_CQ_HUGETLB": 1,
     "NCCL_IGNORE_CPU_AFFINITY": 1,   # paper configuration: blink-gpu:Makefile.LUMI
 })
-#: Cray MPICH on device buffers (lumi-ug prgenv.md; lumig-job.md sets it only for GPU-aware runs)
-GPU_AWARE_ENV = _str({"MPICH_GPU_SUPPORT_ENABLED": 1})
+#: Cray MPICH on device buffers (lumi-ug prgenv.md; lumig-job.md sets it only for GPU-aware runs),
+#: with the GTL preloaded as LUMI's own mpi4py check does for cray-python's mpi4py, which is
+#: not linked to it (lumi-rfm:checks/apps/python/check_mpi4py.py @4a2429a3: LD_PRELOAD=
+#: ${CRAY_MPICH_ROOTDIR}/gtl/lib/libmpi_gtl_hsa.so with MPICH_GPU_SUPPORT_ENABLED=1): the venv of
+#: docs/sites/lumi.md sees that mpi4py (--system-site-packages); an mpi4py the Cray wrappers
+#: linked to the GTL loads the same library
+GPU_AWARE_ENV = _str({"MPICH_GPU_SUPPORT_ENABLED": 1,
+                      "LD_PRELOAD": "${CRAY_MPICH_ROOTDIR}/gtl/lib/libmpi_gtl_hsa.so"})
 #: host buffers: GPU support off, so an mpi4py without the GTL still starts
 HOST_ENV = _str({"MPICH_GPU_SUPPORT_ENABLED": 0})
 

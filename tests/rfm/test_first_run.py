@@ -5,6 +5,7 @@ test_site_modes.py; the job scripts line by line in test_sites.py.
 """
 
 import os
+import re
 import runpy
 import subprocess
 import sys
@@ -156,3 +157,41 @@ def test_readme_site_example_runs_as_written(tmp_path):
     assert {c["display_name"].split()[0] for c in health} == {"HealthCheck", "PairMatrixCheck"}
     assert not warnings(run.stdout, "SBATCH_ACCOUNT")
     assert len(warnings(run.stdout, "GPUCOMM_PYTHON")) == 1  # the first dry run's, once
+
+
+# -- LUMI: the GTL under cray-python's mpi4py -------------------------------------------------
+
+def _bash_lines(page):
+    """The uncommented shell lines of a page's ```bash blocks."""
+    text = (REPO / "docs" / "sites" / page).read_text()
+    lines = []
+    for block in text.split("```bash\n")[1:]:
+        lines += [ln.split("#")[0].strip() for ln in block.split("```", 1)[0].splitlines()]
+    return [ln for ln in lines if ln]
+
+
+def test_lumi_recipe_does_not_keep_cray_pythons_mpi4py_by_accident():
+    """Old recipe: a --system-site-packages venv on cray-python (which ships mpi4py built against
+    Cray MPICH, without the GTL: lumi-ug python.md), then ``pip install --no-binary=mpi4py
+    mpi4py``, which finds it installed and does nothing."""
+    lines = _bash_lines("lumi.md")
+    assert any("venv --system-site-packages" in ln for ln in lines)
+    installs = [ln for ln in lines if re.search(r"\bpip install\b.*\bmpi4py\b", ln)]
+    assert installs and all("--ignore-installed" in ln for ln in installs), installs
+
+
+def test_lumi_gpu_aware_mpi_preloads_the_gtl(tmp_path):
+    """Old: MPICH_GPU_SUPPORT_ENABLED=1 alone, so with cray-python's mpi4py every gpu-aware-mpi
+    job failed its preflight (LUMI's own check preloads libmpi_gtl_hsa: lumi-reframe-tests
+    checks/apps/python/check_mpi4py.py)."""
+    out, cases = _run(tmp_path, "lumi", "-n", "^(PingPongCheck|AllReduceCheck)%method=(gpu-aware-mpi|host)",
+                      "--dry-run", env=site_env())
+    assert out.returncode == 0, out.stdout[-3000:]
+    preload = "export LD_PRELOAD=${CRAY_MPICH_ROOTDIR}/gtl/lib/libmpi_gtl_hsa.so"
+    for case in cases:
+        lines = job_script(case).splitlines()
+        preflight = next(i for i, ln in enumerate(lines) if " -m gpucomm preflight " in ln)
+        if case["method"] == "gpu-aware-mpi":
+            assert preload in lines[:preflight] and "export MPICH_GPU_SUPPORT_ENABLED=1" in lines
+        else:
+            assert preload not in lines, case["display_name"]

@@ -67,6 +67,9 @@ class Site:
 #: Cray MPICH: GPU support only where MPI gets device buffers
 CRAY_HOST = {"MPICH_GPU_SUPPORT_ENABLED": "0"}
 CRAY_GPU = {"MPICH_GPU_SUPPORT_ENABLED": "1"}
+#: LUMI: cray-python's mpi4py is not linked to the GTL; LUMI's own mpi4py check preloads it
+#: (lumi-reframe-tests checks/apps/python/check_mpi4py.py)
+LUMI_GPU = {**CRAY_GPU, "LD_PRELOAD": "${CRAY_MPICH_ROOTDIR}/gtl/lib/libmpi_gtl_hsa.so"}
 #: cscs-docs nccl_env_vars (2025-11-03) + the paper's NCCL_IGNORE_CPU_AFFINITY
 ALPS_NCCL = {"MPICH_GPU_SUPPORT_ENABLED": "0", "NCCL_NET": '"AWS Libfabric"',
              "NCCL_NET_GDR_LEVEL": "PHB", "NCCL_CROSS_NIC": "1", "NCCL_PROTO": "^LL128",
@@ -124,7 +127,7 @@ SITES = {
                  "cray-python", "aws-ofi-nccl/1.18.0-rocm"],
         env={"MPICH_OFI_NIC_POLICY": "GPU", "HSA_ENABLE_SDMA": "0"},
         method_env={"host": CRAY_HOST, "staging": CRAY_HOST, "ipc-copy": CRAY_HOST,
-                    "gpu-aware-mpi": CRAY_GPU, "ccl": LUMI_RCCL},
+                    "gpu-aware-mpi": LUMI_GPU, "ccl": LUMI_RCCL},
         recipe="docs/sites/lumi.md", plugin="aws-ofi-nccl/1.18.0-rocm", max_nodes=1024, methods=NO_NVSHMEM,
         link_GBps=200, gpu_GBps=600),
 }

@@ -187,9 +187,13 @@ site_configuration = {
             # the log line that proves NCCL used the aws-ofi-nccl plugin over the cxi provider,
             # with NCCL_DEBUG=INFO: cscs-rfm:checks/microbenchmarks/xccl/xccl_tests.py
             # (assert_sanity); every ccl check and the sweep's ccl part write NCCL's log to
-            # gpucomm_nccl_debug.*.log (NCCL_DEBUG_FILE) and fail without it
+            # gpucomm_nccl_debug.*.log (NCCL_DEBUG_FILE) and fail without it.  library: what the
+            # preflight dlopens before the launch, the name NCCL opens with NCCL_NET_PLUGIN unset
+            # (NCCL src/plugin/plugin_open.cc: "libnccl-net.so"; the uenv's plugin is found that
+            # way and not as libnccl-net-ofi.so: cscs-docs nccl.md "Do not use NCCL_NET_PLUGIN")
             "ccl_net_check": {"env": {"NCCL_DEBUG": "INFO", "NCCL_DEBUG_SUBSYS": "INIT,NET"},
-                              "pattern": r"NET/OFI Selected [pP]rovider is cxi"},
+                              "pattern": r"NET/OFI Selected [pP]rovider is cxi",
+                              "library": "libnccl-net.so"},
             # the plugin ships in prgenv-gnu's default view; with --view=modules it is the
             # module 'aws-ofi-nccl' (cscs-docs: nccl.md); nomod here, so data only
             "ccl_plugin_module": os.environ.get("GPUCOMM_ALPS_CCL_PLUGIN", "aws-ofi-nccl"),

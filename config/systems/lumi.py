@@ -206,10 +206,15 @@ site_configuration = {
             "ccl_plugin_module": CCL_PLUGIN,
             # with NCCL_DEBUG=INFO, the plugin over cxi logs "NCCL INFO NET/OFI Selected Provider
             # is cxi" (lumi-ug pytorch.md; CSCS's xccl check greps the same); the socket
-            # fallback logs "Using network Socket" (NCCL/RCCL src/init.cc "Using network %s")
+            # fallback logs "Using network Socket" (NCCL/RCCL src/init.cc "Using network %s").
+            # library: what the preflight dlopens before the launch, the name RCCL opens
+            # (ROCm/rccl src/plugin/plugin_open.cc: prefix "librccl-net"), which the plugin
+            # module installs (lumi-eb aws-ofi-nccl-1.18.0-rocm.eb sanity_check_paths:
+            # lib/librccl-net.so, lib/librccl-net-ofi.so)
             "ccl_net_check": {"env": {"NCCL_DEBUG": "INFO", "NCCL_DEBUG_SUBSYS": "INIT,NET"},
                               "pattern": r"NET/OFI Selected [pP]rovider is cxi",
-                              "fallback_pattern": r"NCCL INFO Using network Socket"},
+                              "fallback_pattern": r"NCCL INFO Using network Socket",
+                              "library": "librccl-net.so" if CCL_PLUGIN else ""},
         },
     }],
     # ReFrame loads the modules into itself to resolve conflicts unless this is off, which needs

@@ -100,7 +100,7 @@ class Extras:
     RECIPE = "recipe"                              # environment: docs/sites/<site>.md (the venv)
     QOS_BY_NODES = "qos_by_nodes"                  # partition: [[max nodes, qos], ...] ascending
     MAX_NODES = "max_nodes"                        # partition: the largest job it takes
-    CCL_NET_CHECK = "ccl_net_check"                # environment: {env, pattern, fallback_pattern}
+    CCL_NET_CHECK = "ccl_net_check"                # environment: {env, pattern, fallback_pattern, library}
     CCL_PLUGIN_MODULE = "ccl_plugin_module"        # environment: NCCL/RCCL's network plugin module
     PAPER_METHOD_ENV_VARS = "paper_method_env_vars"  # environment: {method: {env, ops}} (paper)
     PAPER_SERVICE_LEVELS = "paper_service_levels"  # environment: {family: [SL, ...]} (paper)

@@ -195,3 +195,55 @@ def test_lumi_gpu_aware_mpi_preloads_the_gtl(tmp_path):
             assert preload in lines[:preflight] and "export MPICH_GPU_SUPPORT_ENABLED=1" in lines
         else:
             assert preload not in lines, case["display_name"]
+
+
+# -- the network plugin, proven before the launch ---------------------------------------------
+
+def test_preflight_proves_the_network_plugin_loads(monkeypatch, tmp_path):
+    """Old: the preflight named the plugin module but did not try it, so a missing plugin was
+    NCCL's init error (NCCL_NET set) or a silent socket fallback, after the launch.  Now
+    NCCL/RCCL's plugin library is dlopened by name, and its absence is the job's one reason."""
+    from gpucomm.site import preflight
+    monkeypatch.setattr(preflight, "check_gpu", lambda info: None)
+    monkeypatch.setattr(preflight, "check_ccl", lambda info, plugin="": None)
+    info, reason = preflight.preflight(["ccl"], "aws-ofi-nccl/1.18.0-rocm",
+                                       net_plugin="librccl-net-gpucomm-absent.so")
+    assert reason.startswith("the NCCL/RCCL network plugin librccl-net-gpucomm-absent.so does not "
+                             "load (librccl-net-gpucomm-absent.so: cannot open shared object file")
+    assert reason.endswith(": load the plugin module aws-ofi-nccl/1.18.0-rocm")
+    info, reason = preflight.preflight(["ccl"], net_plugin="libc.so.6")  # a library that loads
+    assert reason is None and any(p.endswith("libc.so.6") for p in info["net_plugin"])
+    info, reason = preflight.preflight(["host"], net_plugin="librccl-net-gpucomm-absent.so")
+    assert reason is None  # only a ccl launch needs it
+
+
+def test_missing_plugin_is_the_jobs_reason(tmp_path):
+    """The sanity's first step is the preflight's: the plugin line, not "no GPUCOMM-DONE line"."""
+    import reframe.utility.sanity as sn
+    from reframe.core.exceptions import SanityError
+    from gpucomm.rfm.sanity import preflight_ok
+    out, err = tmp_path / "out", tmp_path / "err"
+    out.write_text('GPUCOMM-PREFLIGHT {"ok": false, "methods": ["ccl"], "python": "/v/bin/python", '
+                   '"error": "the NCCL/RCCL network plugin libnccl-net.so does not load '
+                   '(libnccl-net.so: cannot open shared object file: No such file or directory): '
+                   'load the plugin module aws-ofi-nccl"}\n')
+    err.write_text("")
+    with pytest.raises(SanityError, match=r"preflight failed for ccl: the NCCL/RCCL network plugin "
+                                          r"libnccl-net.so does not load"):
+        sn.evaluate(preflight_ok(str(out), str(err), "docs/sites/alps.md"))
+
+
+@pytest.mark.parametrize("system, library", [("alps", "libnccl-net.so"), ("lumi", "librccl-net.so"),
+                                             ("leonardo", None)])
+def test_ccl_preflight_names_the_plugin_library(tmp_path, system, library):
+    """Alps: NCCL's own name for the plugin (NCCL_NET_PLUGIN unset); LUMI: RCCL's; Leonardo:
+    NCCL's internal IB transport, no plugin."""
+    out, cases = _run(tmp_path, system, "-n", "^PingPongCheck%method=(ccl|host)", "--dry-run",
+                      env=site_env())
+    assert out.returncode == 0, out.stdout[-3000:]
+    for case in cases:
+        (line,) = [ln for ln in job_script(case).splitlines() if " -m gpucomm preflight " in ln]
+        if library and case["method"] == "ccl":
+            assert line.endswith(f" --net-plugin {library} || exit $?"), line
+        else:
+            assert "--net-plugin" not in line, line

@@ -52,6 +52,7 @@ class Site:
     gpu_GBps: float           # guard for a collective (busbw over all of a GPU's links)
     recipe: str = ""
     plugin: str = ""          # NCCL/RCCL network plugin module (the preflight names it)
+    net_plugin: str = ""      # its library, which the preflight loads before a ccl launch
     access: list = field(default_factory=list)
     job_options: list = field(default_factory=list)
     modules: list = field(default_factory=list)
@@ -103,7 +104,7 @@ SITES = {
         env={"MPICH_OFI_NIC_POLICY": "GPU"},
         method_env={"host": CRAY_HOST, "staging": CRAY_HOST, "ipc-copy": CRAY_HOST,
                     "gpu-aware-mpi": CRAY_GPU, "ccl": ALPS_NCCL, "nvshmem": ALPS_NVSHMEM},
-        recipe="docs/sites/alps.md", plugin="aws-ofi-nccl",
+        recipe="docs/sites/alps.md", plugin="aws-ofi-nccl", net_plugin="libnccl-net.so",
         link_GBps=150, gpu_GBps=450),
     "leonardo": Site(
         partition="leonardo:booster", slurm_partition="boost_usr_prod", gpus=4,
@@ -128,7 +129,8 @@ SITES = {
         env={"MPICH_OFI_NIC_POLICY": "GPU", "HSA_ENABLE_SDMA": "0"},
         method_env={"host": CRAY_HOST, "staging": CRAY_HOST, "ipc-copy": CRAY_HOST,
                     "gpu-aware-mpi": LUMI_GPU, "ccl": LUMI_RCCL},
-        recipe="docs/sites/lumi.md", plugin="aws-ofi-nccl/1.18.0-rocm", max_nodes=1024, methods=NO_NVSHMEM,
+        recipe="docs/sites/lumi.md", plugin="aws-ofi-nccl/1.18.0-rocm", net_plugin="librccl-net.so",
+        max_nodes=1024, methods=NO_NVSHMEM,
         link_GBps=200, gpu_GBps=600),
 }
 
@@ -142,6 +144,8 @@ def preflight_line(site, methods):
     cmd = f"{VENV_PYTHON} -m gpucomm preflight --method {','.join(methods)} --recipe {site.recipe}"
     if "ccl" in methods and site.plugin:
         cmd += f" --plugin {site.plugin}"
+    if "ccl" in methods and site.net_plugin:
+        cmd += f" --net-plugin {site.net_plugin}"
     return cmd + " || exit $?"
 
 

@@ -258,9 +258,13 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
         cmd = [self.interpreter(), "-m", "gpucomm", "preflight", "--method", ",".join(methods)]
         if self.recipe():
             cmd += ["--recipe", self.recipe()]
-        plugin = self.current_environ.extras.get(Extras.CCL_PLUGIN_MODULE)
+        extras = self.current_environ.extras
+        plugin = extras.get(Extras.CCL_PLUGIN_MODULE)
         if plugin and CCL in methods:
             cmd += ["--plugin", plugin]
+        library = (extras.get(Extras.CCL_NET_CHECK) or {}).get("library")
+        if library and CCL in methods:  # the plugin must load before the payload starts
+            cmd += ["--net-plugin", library]
         return [" ".join(cmd) + " || exit $?"]
 
     def command(self):

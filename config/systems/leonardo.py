@@ -67,7 +67,7 @@ MODULES = [m for m in os.environ.get(
 #: the paper mode applies the paper's (extras['paper_service_levels']).  paper configuration:
 #: blink:conf/leonardo.sh sets 1 by default; blink:sbatch/leonardo/two-nodes.sbatch ran its
 #: two-node runs with SL 0, the collectives (many-nodes-coll.sbatch, 256-nodes-coll.sbatch)
-#: with SL 1 and 0
+#: with SL 1 and 0, of which the references take SL 1 at 2 nodes and SL 0 above
 SERVICE_LEVEL_VARS = ["NCCL_IB_SL", "UCX_IB_SL"]
 
 #: NCCL: paper configuration (blink:conf/leonardo.sh: NCCL_IGNORE_CPU_AFFINITY=1)
@@ -155,10 +155,13 @@ site_configuration = {
                 "ipc-copy": UCX_ENV,
             },
             # paper configuration, applied by the paper mode (-S paper_tuning=y) between nodes
-            # unless -S service_level is given: the first SL of the check's family;
-            # SL 0 for the two-node runs (blink:sbatch/leonardo/two-nodes.sbatch), SL 1 and 0 for
-            # the scaling collectives (many-nodes-coll.sbatch); conf/leonardo.sh's default is 1
-            "paper_service_levels": {"two-node": [0], "scaling": [1, 0], "default": 1},
+            # unless -S service_level is given: the SL of the runs the committed references are
+            # (src/gpucomm/data/paper_reference.md, "Included"; blink:data/description.csv has
+            # both SLs): Fig. 7 the two-node runs "same_switch_SL0" (blink:sbatch/leonardo/
+            # two-nodes.sbatch loops SL 0); Figs. 9/10 "same_switch_SL1_hcoll0" at 2 nodes and
+            # "SL0_hcoll0" at 4-256 (many-nodes-coll.sbatch, 256-nodes-coll.sbatch loop SL 1 0);
+            # any other check conf/leonardo.sh's default, 1
+            "paper_service_levels": {"two-node": 0, "scaling": [[2, 1], [256, 0]], "default": 1},
             # the log line that proves which network NCCL chose, with NCCL_DEBUG=INFO (NCCL
             # src/init.cc: INFO(NCCL_INIT, "Using network %s")); IB expected here
             "ccl_net_check": {"env": {"NCCL_DEBUG": "INFO", "NCCL_DEBUG_SUBSYS": "INIT,NET"},

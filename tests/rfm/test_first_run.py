@@ -247,3 +247,28 @@ def test_ccl_preflight_names_the_plugin_library(tmp_path, system, library):
             assert line.endswith(f" --net-plugin {library} || exit $?"), line
         else:
             assert "--net-plugin" not in line, line
+
+
+# -- Leonardo: the service level of the runs the references are -------------------------------
+
+def test_leonardo_paper_service_level_follows_the_references(tmp_path):
+    """Old: the paper mode exported SL 1 for every scaling job, but Figs. 9/10's references at
+    4-256 nodes are the SL0_hcoll0 runs (paper_reference.md: SL 1 only at 2 nodes), and the
+    collectives' multi-node runs (the same figures) got conf/leonardo.sh's default, 1."""
+    out, cases = _run(tmp_path, "leonardo", "--mode", "paper", "-n",
+                      "^(AllToAllScalingCheck|AllReduceScalingCheck|AllReduceCheck|"
+                      "MultiPingPongCheck)%method=ccl", "-P", "num_nodes=2,4", "--dry-run",
+                      env=site_env())
+    assert out.returncode == 0, out.stdout[-3000:]
+    seen = set()
+    for case in cases:
+        if case["result"] != "pass":
+            continue
+        check, nodes = case["name"].split()[0], case["num_nodes"]
+        want = "0" if check == "MultiPingPongCheck" or nodes > 2 else "1"
+        lines = job_script(case).splitlines()
+        assert f"export NCCL_IB_SL={want}" in lines and f"export UCX_IB_SL={want}" in lines, \
+            case["display_name"]
+        seen.add((check, nodes > 2))
+    assert {("AllToAllScalingCheck", True), ("AllToAllScalingCheck", False),
+            ("AllReduceCheck", True), ("AllReduceCheck", False), ("MultiPingPongCheck", False)} <= seen

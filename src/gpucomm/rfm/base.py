@@ -168,6 +168,11 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
     def more_tags(self):
         return {self.op, self.method}
 
+    def paper_family(self):
+        """The key of extras['paper_service_levels']: the collectives' multi-node references are
+        the paper's scaling runs (Figs. 9/10), as the scaling checks'."""
+        return "scaling" if self.op in COLLECTIVES else "default"
+
     # ------------------------------------------------------------------ setup steps
 
     @property

@@ -145,15 +145,17 @@ class SiteOptions(RegressionTestPlugin):
 
     def effective_service_level(self):
         """-S service_level, else (paper tuning, several nodes) the paper's for this check's
-        family, else None."""
+        family (extras['paper_service_levels']: {family: SL, or [[max nodes, SL], ...]
+        ascending, the first whose bound is >= the job's nodes}), else None."""
         if self.service_level >= 0:
             return self.service_level
         levels = self.current_environ.extras.get(Extras.PAPER_SERVICE_LEVELS)
-        if self.paper_tuning and levels and getattr(self, "multi_node", False):
-            level = levels.get(self.paper_family(), levels.get("default"))
-            level = level[0] if isinstance(level, (list, tuple)) else level
-            return None if level is None else int(level)
-        return None
+        if not (self.paper_tuning and levels and getattr(self, "multi_node", False)):
+            return None
+        level = levels.get(self.paper_family(), levels.get("default"))
+        if isinstance(level, (list, tuple)):
+            level = next((sl for bound, sl in level if self.num_nodes <= bound), None)
+        return None if level is None else int(level)
 
     def env_of(self, method):
         """The environment's variables for ``method``: its method_env_vars entry, the ccl

@@ -45,7 +45,7 @@ Sources:
 
 import os
 
-from gpucomm.constants import NO_MULTICAST_ENV
+from gpucomm.constants import NO_MULTICAST_ENV, PAPER_METHOD
 from gpucomm.site.siteconf import (bind_wrapper, env_list, gpu_binding, gpu_resource, python,
                               slurm_access)
 
@@ -73,6 +73,11 @@ VENV_IMAGE = os.environ.get("GPUCOMM_ALPS_VENV_IMAGE", "")
 #: GPU-aware MPI off for NCCL ("can easily lead to deadlocks ... explicitly set
 #: MPICH_GPU_SUPPORT_ENABLED=0 ... may be set to 1 by default on some Alps clusters"):
 #: cscs-docs:docs/software/communication/nccl.md.  NCCL_IGNORE_CPU_AFFINITY: blink:conf/alps.sh.
+#: The hang workaround (eager messages off: cscs-docs nccl.md "NCCL watchdog timeout or hanging
+#: process"), which CSCS's own NCCL check sets for every uenv run ("found to help avoid hangs":
+#: cscs-rfm:checks/microbenchmarks/xccl/xccl_tests.py @29c3905a, _set_xccl_uenv_env_vars), and
+#: NCCL_NCHANNELS_PER_NET_PEER=4 ("a good compromise to improve point-to-point performance
+#: without affecting collectives performance": nccl.md; the xccl check sets it for sendrecv).
 NCCL_ENV = _str({
     "MPICH_GPU_SUPPORT_ENABLED": 0,
     "NCCL_NET": '"AWS Libfabric"',   # fail if the plugin is missing, no silent TCP fallback
@@ -85,7 +90,15 @@ NCCL_ENV = _str({
     "FI_CXI_RX_MATCH_MODE": "software",
     "FI_MR_CACHE_MONITOR": "userfaultfd",
     "NCCL_IGNORE_CPU_AFFINITY": 1,   # paper configuration: blink:conf/alps.sh
+    "FI_CXI_RDZV_GET_MIN": 0,
+    "FI_CXI_RDZV_THRESHOLD": 0,
+    "FI_CXI_RDZV_EAGER_SIZE": 0,
+    "NCCL_NCHANNELS_PER_NET_PEER": 4,
 })
+#: the paper's Cray MPICH settings for every run (blink:conf/alps.sh: MPICH_SMP_SINGLE_COPY_MODE=
+#: CMA, MPICH_MALLOC_FALLBACK=1), applied by the paper mode (-S paper_tuning=y) to the methods the
+#: paper measured (rfm.mixins.SiteOptions.paper_entries)
+PAPER_ENV = _str({"MPICH_SMP_SINGLE_COPY_MODE": "CMA", "MPICH_MALLOC_FALLBACK": 1})
 #: Cray MPICH on device buffers: GTL linked (automatic in the uenv's cray-mpich) and this set
 #: (cscs-docs:docs/software/communication/cray-mpich.md "GPU-aware MPI")
 GPU_AWARE_ENV = _str({"MPICH_GPU_SUPPORT_ENABLED": 1})
@@ -182,6 +195,7 @@ site_configuration = {
                 "ipc-copy": HOST_ENV,
                 "nvshmem": NVSHMEM_ENV,
             },
+            "paper_method_env_vars": {method: [{"env": PAPER_ENV}] for method in PAPER_METHOD},
             # nvshmem between nodes: the transport NVSHMEM_ENV selects (rfm.availability)
             "nvshmem_remote_transport": "libfabric",
             # the log line that proves NCCL used the aws-ofi-nccl plugin over the cxi provider,

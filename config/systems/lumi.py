@@ -98,17 +98,25 @@ GPU_AWARE_ENV = _str({"MPICH_GPU_SUPPORT_ENABLED": 1,
 #: host buffers: GPU support off, so an mpi4py without the GTL still starts
 HOST_ENV = _str({"MPICH_GPU_SUPPORT_ENABLED": 0})
 
-#: the paper's per-method tuning on LUMI: {method: {env, ops}}, applied by the paper mode
-#: (-S paper_tuning=y, rfm.mixins.SiteOptions.env_of) to single-node checks of those operations
+#: the paper's per-method tuning on LUMI: {method: [{env, ops, single_node}]}, applied by the
+#: paper mode (-S paper_tuning=y, rfm.mixins.SiteOptions.paper_entries) to the checks of those
+#: operations (every operation if none named), on one node only where single_node says so
 PAPER_METHOD_ENV = {
-    # paper configuration: blink-gpu:Makefile.LUMI ("Rccl 5.7.1.1" = Nccl_new modules), used for
-    # the intra-node ccl ping-pong (blink:sbatch/lumi/intra-node.sbatch: gpubench_pp_nccl after
-    # load_Nccl_new_modules.sh); with the authors' own RCCL 5.7.1.1 build
-    "ccl": {"env": _str({"NCCL_NCHANNELS_PER_PEER": 32}), "ops": ["pingpong"]},
+    "ccl": [
+        # paper configuration: every RCCL environment of blink-gpu:Makefile.LUMI (the
+        # Nccl, Nccl_new and Nccl_Singularity modules files: FI_CXI_ATS=0,
+        # FI_CXI_DEFAULT_CQ_SIZE=131072, NCCL_BUFFSIZE=33554432), for every RCCL run
+        {"env": _str({"NCCL_BUFFSIZE": 33554432, "FI_CXI_ATS": 0,
+                      "FI_CXI_DEFAULT_CQ_SIZE": 131072})},
+        # paper configuration: blink-gpu:Makefile.LUMI ("Rccl 5.7.1.1" = Nccl_new modules), used
+        # for the intra-node ccl ping-pong (blink:sbatch/lumi/intra-node.sbatch:
+        # gpubench_pp_nccl after load_Nccl_new_modules.sh); with the authors' own RCCL 5.7.1.1
+        {"env": _str({"NCCL_NCHANNELS_PER_PEER": 32}), "ops": ["pingpong"], "single_node": True},
+    ],
     # paper configuration: blink:sbatch/lumi/intra-node.sbatch (MPICH_GPU_ALLREDUCE_BLK_SIZE=
     # 134217728 for the whole intra-node job, i.e. the GPU-aware all-reduce)
-    "gpu-aware-mpi": {"env": _str({"MPICH_GPU_ALLREDUCE_BLK_SIZE": 134217728}),
-                      "ops": ["allreduce"]},
+    "gpu-aware-mpi": [{"env": _str({"MPICH_GPU_ALLREDUCE_BLK_SIZE": 134217728}),
+                       "ops": ["allreduce"], "single_node": True}],
 }
 
 

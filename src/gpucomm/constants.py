@@ -102,7 +102,7 @@ class Extras:
     MAX_NODES = "max_nodes"                        # partition: the largest job it takes
     CCL_NET_CHECK = "ccl_net_check"                # environment: {env, pattern, fallback_pattern, library}
     CCL_PLUGIN_MODULE = "ccl_plugin_module"        # environment: NCCL/RCCL's network plugin module
-    PAPER_METHOD_ENV_VARS = "paper_method_env_vars"  # environment: {method: {env, ops}} (paper)
+    PAPER_METHOD_ENV_VARS = "paper_method_env_vars"  # environment: {method: [{env, ops, single_node}]}
     PAPER_SERVICE_LEVELS = "paper_service_levels"  # environment: {family: SL or [[nodes, SL]]} (paper)
     SERVICE_LEVEL_VARS = "service_level_vars"      # partition (InfiniBand): variables taking the SL
     MULTI_PINGPONG = "multi_pingpong"              # partition: the paper's two-node layout

@@ -272,3 +272,31 @@ def test_leonardo_paper_service_level_follows_the_references(tmp_path):
         seen.add((check, nodes > 2))
     assert {("AllToAllScalingCheck", True), ("AllToAllScalingCheck", False),
             ("AllReduceCheck", True), ("AllReduceCheck", False), ("MultiPingPongCheck", False)} <= seen
+
+
+# -- the paper's tuning, complete ---------------------------------------------------------------
+
+@pytest.mark.parametrize("system", ["alps", "lumi"])
+def test_paper_tuning_is_complete_and_only_in_paper_mode(tmp_path, system):
+    """Old: LUMI's paper mode lacked NCCL_BUFFSIZE=33554432, FI_CXI_ATS=0 and
+    FI_CXI_DEFAULT_CQ_SIZE=131072 (every RCCL environment of Blink-GPU Makefile.LUMI) and set
+    its tuning on one node only; Alps' lacked MPICH_SMP_SINGLE_COPY_MODE=CMA and
+    MPICH_MALLOC_FALLBACK=1 (blink conf/alps.sh); Alps' ccl lacked the FI_CXI_RDZV_*=0 hang
+    workaround and NCCL_NCHANNELS_PER_NET_PEER=4 that CSCS's own NCCL check sets."""
+    from test_sites import PAPER_ENV
+    regex = "^(PingPongCheck|AllToAllScalingCheck)%method=(ccl|host|gpu-aware-mpi)"
+    for mode in ("paper", "acceptance"):
+        out, cases = _run(tmp_path / mode, system, "--mode", mode, "-n", regex, "--dry-run",
+                          env=site_env())
+        assert out.returncode == 0, out.stdout[-3000:]
+        ran = [c for c in cases if c["result"] == "pass"]
+        assert {c["num_nodes"] > 1 for c in ran} == {False, True}
+        for case in ran:
+            lines = job_script(case).splitlines()
+            for var, value in PAPER_ENV[system].get(case["method"], {}).items():
+                assert (f"export {var}={value}" in lines) == (mode == "paper"), \
+                    f"{mode} {case['display_name']}: {var}"
+            if system == "alps" and case["method"] == "ccl":
+                for var, value in (("FI_CXI_RDZV_GET_MIN", 0), ("FI_CXI_RDZV_THRESHOLD", 0),
+                                   ("FI_CXI_RDZV_EAGER_SIZE", 0), ("NCCL_NCHANNELS_PER_NET_PEER", 4)):
+                    assert f"export {var}={value}" in lines, case["display_name"]

@@ -23,7 +23,7 @@ from gpucomm.rfm.sanity import placement_ok
 from gpucomm.payload.topology import (emulated_nodes, node_index, placement_of, switch_distance,
                               topology_addr)
 from reframe_helpers import SHARED_CSV, clean_env, dry_runs, job_script, reframe, report_cases
-from test_sites import SITES, expected_script, selected_methods, site_env
+from test_sites import PAPER_ENV, SITES, expected_script, selected_methods, site_env
 
 SCALING = {"AllToAllScalingCheck": ("alltoall", "2M"), "AllReduceScalingCheck": ("allreduce", "1G")}
 NODES = (2, 64, 512)
@@ -236,6 +236,8 @@ def _check_script(site, case, placement, paper=False, **layout):
     p = layout.pop("p", None) or (1 if case.get("pairs") == "single" else site.gpus)
     limit = NETWORK[site.partition] if case["op"] == "multi-pingpong" else site.gpu_GBps
     extra = {}
+    if paper:
+        extra.update(PAPER_ENV[site.partition.split(":")[0]].get(case["method"], {}))
     if paper and site.partition == "leonardo:booster":
         level = paper_sl(check, case["num_nodes"])
         extra = {"NCCL_IB_SL": level, "UCX_IB_SL": level}

@@ -76,7 +76,18 @@ ALPS_NCCL = {"MPICH_GPU_SUPPORT_ENABLED": "0", "NCCL_NET": '"AWS Libfabric"',
              "NCCL_NET_GDR_LEVEL": "PHB", "NCCL_CROSS_NIC": "1", "NCCL_PROTO": "^LL128",
              "FI_CXI_DEFAULT_CQ_SIZE": "131072", "FI_CXI_DEFAULT_TX_SIZE": "16384",
              "FI_CXI_DISABLE_HOST_REGISTER": "1", "FI_CXI_RX_MATCH_MODE": "software",
-             "FI_MR_CACHE_MONITOR": "userfaultfd", "NCCL_IGNORE_CPU_AFFINITY": "1", **CCL_DEBUG}
+             "FI_MR_CACHE_MONITOR": "userfaultfd", "NCCL_IGNORE_CPU_AFFINITY": "1",
+             # the hang workaround and send/recv channels CSCS's own NCCL check sets (nccl.md)
+             "FI_CXI_RDZV_GET_MIN": "0", "FI_CXI_RDZV_THRESHOLD": "0", "FI_CXI_RDZV_EAGER_SIZE": "0",
+             "NCCL_NCHANNELS_PER_NET_PEER": "4", **CCL_DEBUG}
+#: the paper mode's additions, every node count (blink conf/alps.sh; blink-gpu Makefile.LUMI's
+#: RCCL environments): {system: {method: {VAR: value}}}
+PAPER_ENV = {
+    "alps": {m: {"MPICH_SMP_SINGLE_COPY_MODE": "CMA", "MPICH_MALLOC_FALLBACK": "1"}
+             for m in ("host", "staging", "gpu-aware-mpi", "ipc-copy", "ccl")},
+    "lumi": {"ccl": {"NCCL_BUFFSIZE": "33554432", "FI_CXI_ATS": "0", "FI_CXI_DEFAULT_CQ_SIZE": "131072"}},
+    "leonardo": {},
+}
 #: cscs-docs nvshmem.md: NVSHMEM's libfabric transport over cxi, CUDA VMM off; no multicast;
 #: Cray MPICH carries only the bootstrap's unique id
 ALPS_NVSHMEM = {"MPICH_GPU_SUPPORT_ENABLED": "0", "NVSHMEM_REMOTE_TRANSPORT": "libfabric",

@@ -93,7 +93,7 @@ class SiteOptions(RegressionTestPlugin):
       service level (``-S service_level=N``, partition extras['service_level_vars']).
     """
 
-    #: apply the paper's per-method tuning (extras['paper_method_env_vars'] on one node,
+    #: apply the paper's per-method tuning (extras['paper_method_env_vars'],
     #: extras['paper_service_levels'] between nodes); the paper mode sets it
     paper_tuning = variable(typ.Bool, value=False)
     #: InfiniBand service level for NCCL and UCX (-1: the fabric's default); only where the
@@ -166,16 +166,24 @@ class SiteOptions(RegressionTestPlugin):
         if method == CCL and net:
             env.update({k: str(v) for k, v in net.get("env", {}).items()})
             env["NCCL_DEBUG_FILE"] = NCCL_DEBUG_FILE
-        paper = extras.get(Extras.PAPER_METHOD_ENV_VARS, {}).get(method)
-        if self.paper_tuning and paper and not getattr(self, "multi_node", False):
-            ops = paper.get("ops")
-            if not ops or getattr(self, "op", None) in ops:
-                env.update({k: str(v) for k, v in paper.get("env", {}).items()})
+        if self.paper_tuning:
+            for entry in self.paper_entries(extras, method):
+                env.update({k: str(v) for k, v in entry.get("env", {}).items()})
         level = self.effective_service_level()
         if level is not None:
             for var in self.current_partition.extras.get(Extras.SERVICE_LEVEL_VARS, []):
                 env[var] = str(level)
         return env
+
+    def paper_entries(self, extras, method):
+        """The entries of extras['paper_method_env_vars'][method] that apply to this job: an
+        entry (or a list of them) is {env, ops: the operations it is for (all if absent),
+        single_node: only on one node (any node count if absent)}."""
+        entries = extras.get(Extras.PAPER_METHOD_ENV_VARS, {}).get(method) or []
+        entries = [entries] if isinstance(entries, dict) else list(entries)
+        op, several = getattr(self, "op", None), getattr(self, "multi_node", False)
+        return [e for e in entries if (not e.get("ops") or op in e["ops"])
+                and not (e.get("single_node") and several)]
 
     def launch_groups(self):
         """[(methods, env)]: one launch each (env_groups over run_methods())."""

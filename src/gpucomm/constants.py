@@ -111,6 +111,12 @@ class Extras:
     NOISE = "noise"                                # partition: a noise study's nodes (rfm.noise)
 
 
+#: a reference file's top-level key naming where its values come from (config/references/
+#: <system>.yaml); PAPER_SOURCE: the paper's measurements (gpucomm.analysis.references), which
+#: judge a run only with the paper's settings (the paper mode, -S paper_tuning=y) and are
+#: information otherwise (rfm.GpucommCheck.set_references)
+REFERENCE_SOURCE, PAPER_SOURCE = "$source", "paper"
+
 #: extras['python'] of a site whose payload interpreter was not given (GPUCOMM_PYTHON unset):
 #: a run there fails at setup, naming the recipe, instead of submitting a job that cannot run;
 #: a dry run writes PYTHON_PLACEHOLDER in its place (and says so once)

@@ -28,8 +28,8 @@ from reframe.core.builtins import run_after, run_before, sanity_function, variab
 from reframe.core.exceptions import ReframeError
 
 from ..constants import (ANY_PLACEMENT, BW, CCL, COLLECTIVES, HOST, LOOP_AUTO, LOOP_CHOICES,
-                         METHOD_REQUIREMENTS, MULTI_PINGPONG, PLACEMENTS, PYTHON_PLACEHOLDER,
-                         PYTHON_UNSET, Extras)
+                         METHOD_REQUIREMENTS, MULTI_PINGPONG, PAPER_SOURCE, PLACEMENTS,
+                         PYTHON_PLACEHOLDER, PYTHON_UNSET, REFERENCE_SOURCE, Extras)
 from ..contract import PERF_POINTS, RESULTS_FILE
 from ..errors import GpucommError
 from ..sizes import parse_sizes
@@ -56,6 +56,28 @@ def contact():
         return ", ".join(f"{p['name']} <{p['email']}>" for p in people)
     except (ImportError, OSError, KeyError):
         return "gpucomm"
+
+
+def read_references(path):
+    """The reference file ``path`` as a dict ({} if empty)."""
+    import yaml
+    with open(path) as fp:
+        return yaml.safe_load(fp) or {}
+
+
+def information_only(node):
+    """A check's entry of a reference file with its bounds taken off: ReFrame shows each value
+    beside the measurement and never fails on it ('$index' kept; the leaves, at the index's
+    depth, are [value, lower, upper, unit])."""
+    depth = len(node.get("$index", ["$partition"]))
+
+    def walk(d, level):
+        if level == depth:
+            return {var: (ref[0], None, None, *ref[3:]) for var, ref in d.items()}
+        return {k: walk(v, level + 1) for k, v in d.items() if k != "$index"}
+
+    refs = walk(node, 0)
+    return {"$index": tuple(node["$index"]), **refs} if "$index" in node else refs
 
 
 def references_dir(start):
@@ -107,6 +129,10 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
     #: run ``gpucomm preflight`` in the job script before the launch (site.preflight): a
     #: missing interpreter, mpi4py, GTL, cupy or NCCL/RCCL ends the job in one line
     preflight = variable(typ.Bool, value=True)
+    #: what the check's references are where they do not judge the run (set at setup, in the
+    #: perflog): '' when they judge it, else "no reference ... yet" or "the paper's figures,
+    #: as information"
+    reference_note = variable(str, value="", loggable=True)
     num_tasks = 2
     time_limit = "10m"
     tags = {"gpucomm"}
@@ -320,10 +346,22 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
         """External references (ReFrame 4.10 '$ref'): <reference dir>/<system>.yaml, indexed by
         partition and method.  The directory is RFM_REFERENCE_PREFIX if set, else
         GPUCOMM_REFERENCE_DIR, else the repository's config/references/ (references_dir: the
-        nearest above the check's file, so checks in a subdirectory of checks/ find it too)."""
+        nearest above the check's file, so checks in a subdirectory of checks/ find it too).
+        A file of the paper's measurements (constants.PAPER_SOURCE) judges only with the
+        paper's settings (-S paper_tuning=y, the paper mode): elsewhere its values are shown
+        beside the measurement without bounds (information_only), since the paper measured
+        with its own tuned stacks."""
         path = self.reference_file()
-        if path:
+        if not path:
+            return
+        if self.references_judge(path):
             self.reference = {"$ref": path}
+        else:
+            self.reference = information_only(read_references(path).get(type(self).__name__) or {})
+
+    def references_judge(self, path):
+        """Whether the references of ``path`` judge this run (see set_references)."""
+        return self.paper_tuning or read_references(path).get(REFERENCE_SOURCE) != PAPER_SOURCE
 
     def reference_index(self):
         """Index values of this check in the reference YAML ('$partition' and variables)."""
@@ -335,9 +373,7 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
         where = self.current_partition.fullname
         if not path:
             return f"no reference file for {self.current_system.name}"
-        import yaml
-        with open(path) as fp:
-            node = (yaml.safe_load(fp) or {}).get(type(self).__name__)
+        node = read_references(path).get(type(self).__name__)
         if not node:
             return f"no reference for {type(self).__name__} on {where} yet"
         for key in node.get("$index", ["$partition"]):
@@ -349,12 +385,18 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
         return ""
 
     def note_missing_reference(self):
-        """Say in the description when the check has no reference here (a pass then checks
-        the run only, not its numbers): the bring-up procedure of docs/sites/*.md makes one."""
+        """Say in the description, and in the perflog (``reference_note``), when the check has
+        no reference here (a pass then checks the run only, not its numbers: the bring-up
+        procedure of docs/sites/*.md makes one), or when its references are the paper's, shown
+        as information outside the paper mode."""
+        recipe = self.recipe()
         self.reference_note = self.missing_reference()
         if self.reference_note:
-            recipe = self.recipe()
             self.descr += f" [{self.reference_note}" + (f": bring-up in {recipe}]" if recipe else "]")
+        elif not self.references_judge(self.reference_file()):
+            self.reference_note = ("the paper's figures, as information: they judge only in the "
+                                   "paper mode (--mode paper)")
+            self.descr += f" [{self.reference_note}]"
 
     def reference_file(self):
         """The system's reference YAML (see set_references), or None."""

@@ -48,7 +48,8 @@ def test_rules_on_synthetic_rows(paper_csv):
     refs = {name: yaml.safe_load(text) for name, text in generate(str(paper_csv), False).items()}
     assert set(refs) == {"alps.yaml", "lumi.yaml"}
     alps = refs["alps.yaml"]
-    assert list(alps) == ["PingPongCheck"]  # Fig. 7's rows need the num_nodes level
+    assert list(alps) == [REFERENCE_SOURCE, "PingPongCheck"]  # Fig. 7's rows need num_nodes
+    assert alps[REFERENCE_SOURCE] == PAPER_SOURCE
     pp = alps["PingPongCheck"]
     assert pp["$index"] == ["$partition", "method"]
     ccl = pp["alps:gh200"]["ccl"]

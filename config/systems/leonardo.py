@@ -146,7 +146,8 @@ site_configuration = {
             # the system python3 (3.6) cannot run gpucomm
             "python": python(required=True),
             "recipe": "docs/sites/leonardo.md",
-            # per method (rfm.mixins.SiteOptions; the health sweep merges the ones it runs)
+            # per method (rfm.mixins.SiteOptions; the health sweep launches each group of
+            # methods with equal variables separately)
             "method_env_vars": {
                 "host": UCX_ENV,
                 "staging": UCX_ENV,

@@ -121,8 +121,8 @@ PAPER_METHOD_ENV = {
 
 
 def _method_env():
-    """method_env_vars of the environment, per method (the health sweep merges the ones it
-    runs and launches gpu-aware-mpi separately); ipc-copy's MPI messages are host buffers."""
+    """method_env_vars of the environment, per method (the health sweep launches each group of
+    methods with equal variables separately); ipc-copy's MPI messages are host buffers."""
     return {"host": HOST_ENV, "staging": HOST_ENV, "gpu-aware-mpi": GPU_AWARE_ENV,
             "ccl": RCCL_ENV, "ipc-copy": HOST_ENV}
 

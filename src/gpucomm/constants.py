@@ -109,6 +109,7 @@ class Extras:
     NVSHMEM_REMOTE_TRANSPORT = "nvshmem_remote_transport"  # environment: NVSHMEM between nodes
     TOPOLOGY = "topology"                          # partition: Slurm's topology plugin ('tree')
     NOISE = "noise"                                # partition: a noise study's nodes (rfm.noise)
+    SWEEP_LEFT_OUT = "sweep_left_out"              # environment: {method: why not in the health sweep}
 
 
 #: a reference file's top-level key naming where its values come from (config/references/

@@ -60,16 +60,17 @@ def method_env(extras, method):
 
 
 def env_groups(envs):
-    """[(methods, merged env)]: ``envs`` ({method: {VAR: value}}, in run order) merged into as
-    few groups as possible, no two methods of a group disagreeing on a variable (first fit, in
-    order).  One group = one launch; e.g. on Cray MPICH, MPICH_GPU_SUPPORT_ENABLED=1 for
-    gpu-aware-mpi against 0 for the host-buffer methods and ccl gives two."""
+    """[(methods, env)]: ``envs`` ({method: {VAR: value}}, in run order) grouped by equal
+    environments (in order of first appearance).  One group = one launch, so each method runs
+    with its own variables only: NCCL's and libfabric's (FI_CXI_*) for ccl, NVSHMEM's for
+    nvshmem, never for the MPI methods, whose Cray MPICH reads FI_CXI_* too; each with its own
+    GPU binding (the partition's, part of the environment: one GPU per task, ipc-copy every
+    GPU of the node)."""
     groups = []
     for method, env in envs.items():
-        for methods, merged in groups:
-            if all(merged.get(k, v) == v for k, v in env.items()):
+        for methods, same in groups:
+            if same == env:
                 methods.append(method)
-                merged.update(env)
                 break
         else:
             groups.append(([method], dict(env)))
@@ -84,9 +85,9 @@ class SiteOptions(RegressionTestPlugin):
       per-task GPU isolation for ipc-copy);
     * ``job_options``: list of extra scheduler options;
     * ``method_env_vars``: {method or 'default': {VAR: value}}: the partition's (the per-task
-      binding) for ``site_method()``, the environment's for every method the job runs
-      (``run_methods()``), merged; methods whose variables conflict run in separate launches
-      (``env_groups``; the health sweep);
+      binding) and the environment's, for every method the job runs (``run_methods()``);
+      methods whose variables differ run in separate launches (``env_groups``; the health
+      sweep);
     * ``ccl_net_check``: for ccl, its ``env`` and NCCL_DEBUG_FILE (the proof that NCCL/RCCL chose
       the network plugin, read by the sanity);
     * ``paper_method_env_vars`` (with ``-S paper_tuning=y``, the paper mode) and the InfiniBand
@@ -158,10 +159,12 @@ class SiteOptions(RegressionTestPlugin):
         return None if level is None else int(level)
 
     def env_of(self, method):
-        """The environment's variables for ``method``: its method_env_vars entry, the ccl
-        network proof, the paper's tuning where it applies, the service level."""
+        """The variables of a launch of ``method``: the partition's method_env_vars entry (the
+        per-task binding), the environment's, the ccl network proof, the paper's tuning where it
+        applies, the service level."""
         extras = self.current_environ.extras
-        env = method_env(extras, method)
+        env = method_env(self.current_partition.extras, method)
+        env.update(method_env(extras, method))
         net = extras.get(Extras.CCL_NET_CHECK)
         if method == CCL and net:
             env.update({k: str(v) for k, v in net.get("env", {}).items()})
@@ -196,7 +199,6 @@ class SiteOptions(RegressionTestPlugin):
         for extras in (part, environ):
             self.job.options += list(extras.get(Extras.JOB_OPTIONS, []))
         self.job.launcher.options += self.site_launcher_options()
-        self.env_vars.update(method_env(part, self.site_method()))
         groups = self.launch_groups()
         self.env_vars.update(groups[0][1])
         self.prerun_cmds = self.preflight_cmds(groups[0][0]) + list(self.prerun_cmds)
@@ -210,7 +212,7 @@ class SiteOptions(RegressionTestPlugin):
         """Launch every group after the first (the health sweep); one group here."""
         if len(groups) > 1:
             raise ReframeError("methods " + " / ".join(",".join(m) for m, _ in groups) +
-                               " need conflicting environment variables: run them separately")
+                               " need different environment variables: run them separately")
 
 
 class MultiNode(RegressionTestPlugin):

@@ -365,3 +365,74 @@ def test_checks_without_a_public_figure_say_no_reference_yet(tmp_path, system):
             seen.add(check)
     assert {"BwCheck", "MultiPingPongCheck", "AllToAllScalingCheck", "HealthCheck",
             "PairMatrixCheck", "NoiseCheck"} <= seen
+
+
+# -- placement: proven from what Slurm documents -------------------------------------------
+
+#: `scontrol show topology NODES` of Slurm's topology/tree plugin (its print format:
+#: "SwitchName=%s Level=%u LinkSpeed=%u" + " Nodes=%s" + " Switches=%s"), for two nodes
+SAME_LEAF = ("SwitchName=s12 Level=0 LinkSpeed=1 Nodes=nid[001056-001060]\n"
+             "SwitchName=g3 Level=1 LinkSpeed=1 Nodes=nid[001000-001200] Switches=s[10-15]\n")
+ABOVE_LEAF = "SwitchName=g3 Level=1 LinkSpeed=1 Nodes=nid[001000-001200] Switches=s[10-15]\n"
+TOP = "SwitchName=top Level=2 LinkSpeed=1 Nodes=nid[000001-009999] Switches=g[1-24]\n"
+
+
+def test_placement_from_scontrol_show_topology():
+    from gpucomm.site.placement import placement_of_switches
+    assert placement_of_switches(SAME_LEAF) == (
+        "same-switch", "scontrol show topology: switch s12 (level 0) connects the nodes")
+    assert placement_of_switches(ABOVE_LEAF)[0] == "different-switch"
+    assert placement_of_switches(TOP)[0] == "different-group"
+    assert placement_of_switches("No topology information available\n") == (
+        "unknown", "scontrol show topology: No topology information available")
+    assert placement_of_switches("") == ("unknown", "scontrol show topology: no output")
+
+
+def _unknown_record(tmp_path):
+    import json
+    path = tmp_path / "gpucomm_results.json"
+    path.write_text(json.dumps({"meta": {"placement": {
+        "hosts": ["nid001056", "nid001058"], "topology_addr": [None, None],
+        "xname": ["x1100c0s6b0n0", "x1100c0s6b1n0"], "distance": "unknown",
+        "source": "no SLURM_TOPOLOGY_ADDR (Slurm without topology/tree, or not srun)"}}}))
+    return str(path)
+
+
+def test_placement_proven_without_slurm_topology_addr(tmp_path):
+    """Old: without SLURM_TOPOLOGY_ADDR in the tasks (no Alps document mentions it) every
+    MultiPingPongCheck ran and then skipped, so the first run had no Fig. 7 numbers.  Now the
+    job's `scontrol show topology` record decides, and the reason names both sources."""
+    import reframe.utility.sanity as sn
+    from reframe.core.exceptions import SanityError, SkipTestError
+    from gpucomm.rfm.sanity import placement_ok
+    from gpucomm.site.placement import placement_of_switches
+    record = _unknown_record(tmp_path)
+    assert sn.evaluate(placement_ok(record, "same-switch", proof=placement_of_switches(SAME_LEAF)))
+    with pytest.raises(SanityError, match=r"asked for, but the nodes are different-group: .*"
+                                          r"\(scontrol show topology: switch top \(level 2\)"):
+        sn.evaluate(placement_ok(record, "same-switch", proof=placement_of_switches(TOP)))
+    with pytest.raises(SkipTestError, match=r"cannot confirm it \(no SLURM_TOPOLOGY_ADDR .*; "
+                                            r"scontrol show topology: No topology information"):
+        sn.evaluate(placement_ok(record, "same-switch",
+                                 proof=placement_of_switches("No topology information available")))
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_placed_jobs_record_slurms_topology(tmp_path, system):
+    """Every multi-node job with a placement to prove records `scontrol show topology` of its
+    nodes (after its preflight, before the launch) and keeps the file; others do not."""
+    out, cases = _run(tmp_path, system, "-n", "^(MultiPingPongCheck%method=host|"
+                      "AllReduceScalingCheck%method=ccl%nodes=2$)", "--dry-run", env=site_env())
+    assert out.returncode == 0, out.stdout[-3000:]
+    line = 'scontrol show topology "$SLURM_JOB_NODELIST" > gpucomm_topology.txt 2>&1 || true'
+    seen = set()
+    for case in cases:
+        lines = job_script(case).splitlines()
+        placed = case["name"].startswith("MultiPingPongCheck")
+        assert (line in lines) == placed, case["display_name"]
+        if placed:
+            launch = next(i for i, ln in enumerate(lines) if ln.startswith("srun "))
+            assert lines[launch - 1] == line and " -m gpucomm preflight " in lines[launch - 2]
+            assert "gpucomm_topology.txt" in case["keep_files"]
+        seen.add(placed)
+    assert seen == {True, False}

@@ -198,6 +198,10 @@ def guard(site, op):
     return site.link_GBps if op in PAIR_OPS else site.gpu_GBps
 
 
+#: the line that records what Slurm says of a placed multi-node job's switches (site.placement)
+TOPOLOGY_LINE = 'scontrol show topology "$SLURM_JOB_NODELIST" > gpucomm_topology.txt 2>&1 || true'
+
+
 def expected_script(site, case, p=None, placement=(), limit=None, time="0:10:0", gpus=None,
                     srun=None, visible=None, extra_env=None):
     """The script line by line; ``p`` ranks per node, ``placement`` sbatch options, the guard
@@ -232,6 +236,8 @@ def expected_script(site, case, p=None, placement=(), limit=None, time="0:10:0",
     lines += [f"export {k}={v}" for k, v in {**site.method_env.get(method, {}),
                                              **(extra_env or {})}.items()]
     lines.append(preflight_line(site, [method]))
+    if nodes_of(case) > 1 and case.get("placement", "any") != "any":
+        lines.append(TOPOLOGY_LINE)
     cmd = ["srun", *(srun or site.srun), BIND, VENV_PYTHON, "-m", "gpucomm", case["op"], "--method", method,
            "--sizes", case["sizes"], "--json", "gpucomm_results.json"]
     if case["iters"]:

@@ -35,7 +35,7 @@ from ..errors import GpucommError
 from ..sizes import parse_sizes
 from .availability import gpus_per_node, missing_mpi, selection, unavailable
 from .mixins import NCCL_DEBUG_GLOB, MultiNode, SiteOptions, warn_once
-from .sanity import ccl_net_ok, payload_ok, placement_ok, point_value, preflight_ok
+from .sanity import ccl_net_ok, payload_ok, point_value, preflight_ok
 
 
 def contact():
@@ -434,9 +434,8 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
         if net and CCL in self.run_methods():
             steps.append(ccl_net_ok(NCCL_DEBUG_GLOB, net.get("pattern"), net.get("fallback_pattern"),
                                     self.current_environ.extras.get(Extras.CCL_PLUGIN_MODULE, "")))
-        if self.multi_node and self.placement != ANY_PLACEMENT:
-            steps.append(placement_ok(self.results_path(), self.placement,
-                                      self.current_partition.extras.get(Extras.TOPOLOGY)))
+        if self.checks_placement():
+            steps.append(self.placement_proof(self.results_path()))
         return steps
 
     def perf_functions(self):

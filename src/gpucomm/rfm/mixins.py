@@ -8,6 +8,7 @@ check and the native checks are built from them.
 
 import os
 
+import reframe.utility.sanity as sn
 import reframe.utility.typecheck as typ
 from reframe.core.builtins import run_before, variable
 from reframe.core.exceptions import ReframeError
@@ -15,7 +16,9 @@ from reframe.core.logging import getlogger
 from reframe.core.pipeline import RegressionTestPlugin
 
 from ..constants import ACCOUNT_UNSET, ANY_PLACEMENT, CCL, Extras
+from ..site import placement
 from ..site.siteconf import BIND_WRAPPER
+from .sanity import placement_ok, read_meta
 
 #: the warnings already given in this ReFrame session (warn_once)
 _WARNED = set()
@@ -33,6 +36,8 @@ def warn_once(message):
 #: stage directory): the network-plugin proof greps these, the payload's stdout stays clean
 NCCL_DEBUG_FILE = "gpucomm_nccl_debug.%h.%p.log"
 NCCL_DEBUG_GLOB = "gpucomm_nccl_debug.*.log"
+#: what Slurm says of a multi-node job's switches (MultiNode.topology_cmds), in the stage directory
+TOPOLOGY_FILE = "gpucomm_topology.txt"
 
 
 def is_bind_wrapper(option):
@@ -201,7 +206,9 @@ class SiteOptions(RegressionTestPlugin):
         self.job.launcher.options += self.site_launcher_options()
         groups = self.launch_groups()
         self.env_vars.update(groups[0][1])
-        self.prerun_cmds = self.preflight_cmds(groups[0][0]) + list(self.prerun_cmds)
+        # the preflight, then (MultiNode) what Slurm says of the nodes' switches
+        self.prerun_cmds = (self.preflight_cmds(groups[0][0]) + self.topology_cmds() +
+                            list(self.prerun_cmds))
         self.more_launches(groups)
 
     def preflight_cmds(self, methods):
@@ -231,6 +238,9 @@ class MultiNode(RegressionTestPlugin):
     #: explicit Slurm node list for a multi-node job (e.g. nid[001056,001058]); replaces the
     #: partition's placement option
     nodelist = variable(str, value="")
+    #: which record proved the placement (set by the sanity: SLURM_TOPOLOGY_ADDR, or
+    #: ``scontrol show topology`` and the switch that connects the nodes)
+    placement_source = variable(str, value="", loggable=True)
 
     @property
     def emulated(self):
@@ -241,6 +251,36 @@ class MultiNode(RegressionTestPlugin):
     def multi_node(self):
         """Whether the job spans several real nodes."""
         return self.num_nodes > 1 and not self.emulate_nodes
+
+    def checks_placement(self):
+        """Whether the run must prove its nodes' placement (several real nodes, one asked for)."""
+        return self.multi_node and self.placement != ANY_PLACEMENT
+
+    def topology_cmds(self):
+        """The job-script line that records, where the placement is checked on Slurm, the
+        switches that connect all the job's nodes as Slurm itself reports them
+        (site.placement), for the sanity where the tasks got no SLURM_TOPOLOGY_ADDR."""
+        if not self.checks_placement() or self.current_partition.scheduler.registered_name != "slurm":
+            return []
+        self.keep_files = list(self.keep_files) + [TOPOLOGY_FILE]
+        return [f'{placement.SOURCE} "$SLURM_JOB_NODELIST" > {TOPOLOGY_FILE} 2>&1 || true']
+
+    @sn.deferrable
+    def placement_proof(self, results_path):
+        """True if the nodes sit where ``placement`` asked (sanity.placement_ok): by the
+        payload's record (SLURM_TOPOLOGY_ADDR), else by the job's ``scontrol show topology``;
+        ``placement_source`` says which."""
+        meta = read_meta(results_path).get("placement") or {}
+        proof = None
+        if meta.get("distance") == "unknown":
+            try:
+                with open(os.path.join(self.stagedir, TOPOLOGY_FILE)) as fp:
+                    proof = placement.placement_of_switches(fp.read())
+            except OSError:
+                proof = ("unknown", f"{placement.SOURCE}: no {TOPOLOGY_FILE}")
+        self.placement_source = (proof or (None, meta.get("source", "")))[1]
+        return sn.evaluate(placement_ok(results_path, self.placement,
+                                        self.current_partition.extras.get(Extras.TOPOLOGY), proof))
 
     def placement_options(self):
         """Scheduler options that put the job's nodes where ``placement`` asks (None: the

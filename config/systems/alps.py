@@ -15,9 +15,13 @@ snapshots are listed in docs/sites/SOURCES.md:
 * blink     = DanieleDeSensi/blink@84316d998f69a534b0198c9164971fa6f26fec5a (branch sc24)
 
 Sources:
-* Slurm on GH200, accounts, partitions normal (default, 24 h, any node count) and debug (small,
-  30 min), one rank per GPU: cscs-docs:docs/running/slurm.md; the GPU request as in
-  cscs-rfm:config/systems/daint.py ('--gpus-per-node' through '_rfm_gpu').
+* Slurm on GH200, accounts (--account names the project, which CSCS's own config always passes:
+  cscs-rfm:config/systems/daint.py, access '--account={osgroup()}'; UNCONFIRMED whether a job
+  without one is refused), partitions normal (default, 24 h, any node count) and debug (1-2
+  nodes, 30 min in the page's sinfo example), one rank per GPU: cscs-docs:docs/running/slurm.md.
+  The GPU request: --gpus-per-node on GH200 as in cscs-docs:docs/software/sciapps/lammps.md
+  and cscs-rfm:config/systems/starlex.py; through ReFrame's '_rfm_gpu' resource as in
+  cscs-rfm:config/cscs-ci.py.
 * uenv through Slurm (--uenv, --view, image:mount): cscs-docs:docs/software/uenv/using.md;
   prgenv-gnu versions and the 12-month support policy (24.11 removed April 2026):
   cscs-docs:docs/software/prgenv/prgenv-gnu.md.
@@ -37,10 +41,14 @@ Sources:
   recipe, docs/sites/alps.md, says how to point GPUCOMM_NVSHMEM_HOME at a source build instead).
 * Link limits: paper_reference.md, "Nominal bandwidths drawn in the paper's plots".
 * Placement: one switch with Slurm's --switches=1 (sbatch man page; CSCS's own config has a
-  '--switches={num_switches}' resource: cscs-rfm:config/systems/daint.py); whether Alps has
-  topology/tree and sets SLURM_TOPOLOGY_ADDR is UNCONFIRMED (nothing in cscs-docs); different
-  switch / group as the node pairs of the paper's runs (blink:sbatch/alps/two-nodes{,-diff-switch,
-  -diff-group}.sbatch); -S nodelist=... overrides them.
+  '--switches={num_switches}' resource: cscs-rfm:config/systems/daint.py).  The proof: the
+  tasks' SLURM_TOPOLOGY_ADDR where Slurm sets it, else the job's `scontrol show topology` of its
+  nodes (scontrol(1): the switches that connect them all, each with its level; rfm.mixins,
+  site.placement), both Slurm's topology/tree plugin's: whether Alps runs it is UNCONFIRMED
+  (nothing in cscs-docs; the node's xname, cscs-docs:docs/alps/hardware.md "Node xname"
+  x<cabinet>c<chassis>s<slot>b<board>n<node>, is recorded, but no CSCS page maps it to switches
+  or groups).  Different switch / group as the node pairs of the paper's runs
+  (blink:sbatch/alps/two-nodes{,-diff-switch,-diff-group}.sbatch); -S nodelist=... overrides.
 """
 
 import os
@@ -54,14 +62,23 @@ def _str(variables):
     return {name: str(value) for name, value in variables.items()}
 
 
-#: the uenv providing Cray MPICH (with the CUDA GTL), CUDA, NCCL and aws-ofi-nccl.  Default
-#: prgenv-gnu/25.11:v1 (CUDA 12.9, cray-mpich 8.1.32, nccl 2.28.3, aws-ofi-nccl 1.16.3, python
-#: 3.14; cupy-cuda12x): cscs-docs:docs/software/prgenv/prgenv-gnu.md.  24.11 (the old default)
-#: was removed in April 2026 (same page); 26.3 has CUDA 13.1 (then cupy-cuda13x).  The tag v1
-#: of 25.11 is UNCONFIRMED as the newest: check `uenv image find prgenv-gnu`.  Override with
-#: GPUCOMM_ALPS_UENV; the venv must be rebuilt for another uenv (cscs-docs:
+#: the uenv providing Cray MPICH (with the CUDA GTL), CUDA, NCCL and aws-ofi-nccl.  Default the
+#: newest listed, prgenv-gnu/26.3:v1 (CUDA 13.1.1, cray-mpich 9.1.0, nccl 2.29.2-1, aws-ofi-nccl
+#: 1.17.2, libfabric 2.4.0, python 3.14.3; its packages listed "in v1"; then cupy-cuda13x and
+#: nvidia-nvshmem-cu13): cscs-docs:docs/software/prgenv/prgenv-gnu.md, which also lists 25.11
+#: (CUDA 12.9) and 25.6 and says 24.11 was removed in April 2026.  A newer tag than v1 is
+#: UNCONFIRMED: check `uenv image find prgenv-gnu`.  Override with GPUCOMM_ALPS_UENV (e.g.
+#: prgenv-gnu/25.11:v1 for CUDA 12); the venv must be rebuilt for another uenv (cscs-docs:
 #: docs/build-install/python.md: "The virtual environment is specific to a particular uenv").
-UENV = os.environ.get("GPUCOMM_ALPS_UENV", "prgenv-gnu/25.11:v1")
+UENV = os.environ.get("GPUCOMM_ALPS_UENV", "prgenv-gnu/26.3:v1")
+
+#: the Slurm partition (SBATCH_PARTITION, default normal) and the limits of the small one, so that
+#: a job it would refuse is skipped with the reason instead: debug takes jobs of 1-2 nodes, 30 min
+#: (cscs-docs:docs/running/slurm.md, the sinfo example; per vCluster the limits differ: check
+#: `scontrol show partition=debug`).  Every check's time limit is below 30 min (the longest, a
+#: scaling check at 2 nodes: 10 min 4 s)
+PARTITION = os.environ.get("SBATCH_PARTITION") or "normal"
+MAX_NODES = {"debug": 2}
 
 #: optional squashfs image of the payload venv, "IMAGE:MOUNTPOINT", mounted next to the uenv
 #: (cscs-docs:docs/guides/storage.md "Squash Python virtual environments with uenv":
@@ -130,7 +147,8 @@ site_configuration = {
             "scheduler": "slurm",
             "launcher": "srun",
             # normal: the default partition, whole nodes, any node count, 24 h; SBATCH_PARTITION=debug
-            # for quick runs (1-2 nodes, 30 min in cscs-docs' sinfo example): docs/running/slurm.md
+            # for quick runs (1-2 nodes, 30 min in cscs-docs' sinfo example): docs/running/slurm.md.
+            # An account: see "Sources" above
             "access": slurm_access("normal", account_required=True),
             "sched_options": {"use_nodes_option": True},
             "environs": ["prgenv-gnu"],
@@ -140,6 +158,8 @@ site_configuration = {
             "devices": [{"type": "gpu", "arch": "sm_90", "num_devices": 4}],
             "resources": [gpu_resource("--gpus-per-node={num_gpus_per_node}")],
             "extras": {
+                # the largest job of the partition in use (MAX_NODES; none for normal)
+                "max_nodes": MAX_NODES.get(PARTITION),
                 # guard (GB/s): largest GPU-pair link (Fig. 3: 1200 Gb/s = 150 GB/s) ...
                 "link_bandwidth_GBps": 150,
                 # ... and a GPU's links to all 3 peers (Figs. 5/6: 3600 Gb/s = 450 GB/s) ...

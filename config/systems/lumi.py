@@ -19,9 +19,11 @@ for ROCm (docs/sites/lumi.md).  Snapshots cited (docs/sites/SOURCES.md):
 * blink-gpu = HicrestLaboratory/Blink-GPU@ca28ced238cf1fce377866c07193edf3075037cb (branch sc24)
 
 Sources:
-* Partitions: standard-g whole nodes, 2 days, <= 1024 nodes; small-g <= 4 nodes, 3 days; dev-g
-  <= 32 nodes, 3 h (both allocatable by resources, shared unless --exclusive):
-  lumi-ug:docs/runjobs/scheduled-jobs/partitions.md.  GPU/CPU binding "only applies if you have
+* Account: "The account option (--account=project_<id>) is mandatory":
+  lumi-ug:docs/runjobs/scheduled-jobs/batch-job.md (site.siteconf.slurm_access).
+* Partitions: standard-g whole nodes, 2 days, <= 1024 nodes, 210 jobs (200 running); small-g
+  <= 4 nodes, 3 days, 210 (200); dev-g <= 32 nodes, 3 h, 2 jobs (1 running) (both allocatable by
+  resources, shared unless --exclusive): lumi-ug:docs/runjobs/scheduled-jobs/partitions.md.  GPU/CPU binding "only applies if you have
   a full-node allocation ... For other partitions, it will apply if you use the --exclusive
   sbatch directive": lumi-ug:docs/runjobs/scheduled-jobs/lumig-job.md.
 * select_gpu (ROCR_VISIBLE_DEVICES=$SLURM_LOCALID), 56 usable cores, map_cpu:49,57,17,25,1,9,33,41
@@ -39,7 +41,9 @@ Sources:
   environment on LUMI (blink-gpu:Makefile.LUMI).
 * Link limits: paper_reference.md, "Nominal bandwidths drawn in the paper's plots".
 * Network: 24 dragonfly groups of 124 nodes, 32 switches per group, each node's 4 NICs on
-  different switches (lumi-ug:docs/hardware/network.md); placement as on Leonardo.
+  different switches (lumi-ug:docs/hardware/network.md); placement as on Alps: proven by
+  SLURM_TOPOLOGY_ADDR or the job's `scontrol show topology`, whether LUMI's Slurm has the tree
+  plugin is UNCONFIRMED.
 """
 
 import os
@@ -59,8 +63,12 @@ def _str(variables):
 CPU_MASKS = ["fe000000000000", "fe00000000000000", "fe0000", "fe000000",
              "fe", "fe00", "fe00000000", "fe0000000000"]
 
-#: max nodes of one job per partition (lumi-ug:docs/runjobs/scheduled-jobs/partitions.md)
+#: max nodes of one job, and max jobs a user may have submitted, per partition
+#: (lumi-ug:docs/runjobs/scheduled-jobs/partitions.md: "Max jobs 2 (1 running)" on dev-g, so
+#: ReFrame keeps 2 submitted there, as sbatch refuses a third); every check's time limit is
+#: below dev-g's 3 h
 MAX_NODES = {"standard-g": 1024, "small-g": 4, "dev-g": 32}
+MAX_JOBS = {"dev-g": 2}
 PARTITION = os.environ.get("SBATCH_PARTITION") or "standard-g"
 
 #: the LUMI software stack; LUMI/25.03 is INFERRED (lumi-eb has cpeGNU-25.03 easyconfigs for
@@ -143,7 +151,7 @@ site_configuration = {
             "access": slurm_access("standard-g", "--exclusive", account_required=True),
             "sched_options": {"use_nodes_option": True},
             "environs": ["cray-rccl"],
-            "max_jobs": 100,
+            "max_jobs": MAX_JOBS.get(PARTITION, 100),
             "time_limit": "10m",
             "features": ["gpu", "amdgpu", "remote"],
             "devices": [{"type": "gpu", "arch": "gfx90a", "num_devices": 8}],

@@ -436,3 +436,63 @@ def test_placed_jobs_record_slurms_topology(tmp_path, system):
             assert "gpucomm_topology.txt" in case["keep_files"]
         seen.add(placed)
     assert seen == {True, False}
+
+
+# -- drift and citations -------------------------------------------------------------------
+
+def _site_file(system, environ=None, monkeypatch=None):
+    """config/systems/<system>.py's site_configuration, loaded under ``environ`` (extra vars)."""
+    for name, value in (environ or {}).items():
+        monkeypatch.setenv(name, value)
+    return runpy.run_path(str(REPO / "config" / "systems" / f"{system}.py"))["site_configuration"]
+
+
+def test_site_software_is_current_and_versioned(monkeypatch):
+    """Old: Alps' default uenv prgenv-gnu/25.11 while cscs-docs lists 26.3; Leonardo's
+    'nccl' module unversioned (whatever the site's default is that day)."""
+    for var in ("GPUCOMM_ALPS_UENV", "GPUCOMM_LEONARDO_MODULES"):
+        monkeypatch.delenv(var, raising=False)
+    (alps,) = _site_file("alps")["environments"]
+    assert alps["extras"]["job_options"][0] == "--uenv=prgenv-gnu/26.3:v1"
+    (leonardo,) = _site_file("leonardo")["environments"]
+    assert all("/" in module for module in leonardo["modules"]), leonardo["modules"]
+    page = (REPO / "docs" / "sites" / "alps.md").read_text()
+    assert "prgenv-gnu/26.3:v1" in page and "cupy-cuda13x" in page
+
+
+@pytest.mark.parametrize("system, environ, max_nodes, max_jobs", [
+    ("alps", {}, None, 100), ("alps", {"SBATCH_PARTITION": "debug"}, 2, 100),
+    ("leonardo", {}, 256, 100), ("leonardo", {"SBATCH_QOS": "boost_qos_dbg"}, 2, 2),
+    ("leonardo", {"SBATCH_QOS": "normal"}, 64, 100),
+    ("lumi", {}, 1024, 100), ("lumi", {"SBATCH_PARTITION": "dev-g"}, 32, 2)])
+def test_small_partitions_and_qos_limits_are_modelled(monkeypatch, system, environ, max_nodes, max_jobs):
+    """Old: Alps' debug partition and Leonardo's boost_qos_dbg kept the large limits (a 4-node
+    job the scheduler refuses), LUMI's dev-g 100 jobs at once where a user may submit 2."""
+    for var in ("SBATCH_PARTITION", "SBATCH_QOS"):
+        monkeypatch.delenv(var, raising=False)
+    (part,) = _site_file(system, environ, monkeypatch)["systems"][0]["partitions"]
+    assert part["extras"].get("max_nodes") == max_nodes and part["max_jobs"] == max_jobs
+
+
+def test_debug_partition_skips_what_it_would_refuse(tmp_path):
+    out, cases = _run(tmp_path, "alps", "-n", "^AllReduceScalingCheck%method=ccl%nodes=(2|4)$",
+                      "--dry-run", env=site_env(SBATCH_PARTITION="debug"))
+    assert out.returncode == 0, out.stdout[-3000:]
+    got = {c["num_nodes"]: c for c in cases}
+    assert got[2]["result"] == "pass" and "#SBATCH --partition=debug" in job_script(got[2])
+    assert got[4]["result"] == "skip"
+    assert "alps:gh200 takes at most 2 nodes per job (extras['max_nodes']), not 4" in out.stdout
+
+
+def test_site_facts_cite_the_file_that_has_them():
+    """Old: Leonardo's NCCL_IGNORE_CPU_AFFINITY cited blink conf/leonardo.sh (it is only in
+    conf/alps.sh; none of the paper's Leonardo files sets it: now not set); the Alps GPU request
+    cited cscs-reframe-tests' daint.py (its '_rfm_gpu' resource is in config/cscs-ci.py,
+    '--gpus-per-node=4' in config/systems/starlex.py)."""
+    leonardo = (REPO / "config" / "systems" / "leonardo.py").read_text()
+    assert "blink:conf/leonardo.sh: NCCL_IGNORE_CPU_AFFINITY" not in leonardo
+    (env,) = runpy.run_path(str(REPO / "config" / "systems" / "leonardo.py"))["site_configuration"]["environments"]
+    assert "NCCL_IGNORE_CPU_AFFINITY" not in env["extras"]["method_env_vars"]["ccl"]
+    alps = (REPO / "config" / "systems" / "alps.py").read_text()
+    assert "cscs-rfm:config/systems/daint.py ('--gpus-per-node' through '_rfm_gpu')" not in alps
+    assert "cscs-rfm:config/cscs-ci.py" in alps and "cscs-rfm:config/systems/starlex.py" in alps

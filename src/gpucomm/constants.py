@@ -112,11 +112,11 @@ class Extras:
     SWEEP_LEFT_OUT = "sweep_left_out"              # environment: {method: why not in the health sweep}
 
 
-#: a reference file's top-level key naming where its values come from (config/references/
-#: <system>.yaml); PAPER_SOURCE: the paper's measurements (gpucomm.analysis.references), which
-#: judge a run only with the paper's settings (the paper mode, -S paper_tuning=y) and are
-#: information otherwise (rfm.GpucommCheck.set_references)
-REFERENCE_SOURCE, PAPER_SOURCE = "$source", "paper"
+#: a reference file's top-level key (config/references/<system>.yaml) listing the checks whose
+#: entries are the paper's measurements (gpucomm.analysis.references): they judge a run only
+#: with the paper's settings (the paper mode, -S paper_tuning=y) and are information otherwise
+#: (rfm.GpucommCheck.set_references); a site's own entries (bring-up) judge in every mode
+PAPER_REFERENCES = "$paper"
 
 #: extras['python'] of a site whose payload interpreter was not given (GPUCOMM_PYTHON unset):
 #: a run there fails at setup, naming the recipe, instead of submitting a job that cannot run;

@@ -312,7 +312,7 @@ def test_paper_references_judge_only_in_paper_mode(tmp_path, system):
     bounds and the check says so (descr and the perflog's reference_note)."""
     import yaml
     refs = yaml.safe_load((REPO / "config" / "references" / f"{system}.yaml").read_text())
-    assert refs["$source"] == "paper"
+    assert "PingPongCheck" in refs["$paper"]
     partition = SITES[system].partition
     for mode in ("acceptance", "paper"):
         out, cases = _run(tmp_path / mode, system, "--mode", mode, "-n", "^PingPongCheck%method=ccl",
@@ -496,3 +496,21 @@ def test_site_facts_cite_the_file_that_has_them():
     alps = (REPO / "config" / "systems" / "alps.py").read_text()
     assert "cscs-rfm:config/systems/daint.py ('--gpus-per-node' through '_rfm_gpu')" not in alps
     assert "cscs-rfm:config/cscs-ci.py" in alps and "cscs-rfm:config/systems/starlex.py" in alps
+
+
+def test_a_sites_own_references_judge_in_every_mode(tmp_path):
+    """The bring-up's entries (a check not under $paper) judge every mode; the paper's only the
+    paper mode, in the same file."""
+    import yaml
+    refs = yaml.safe_load((REPO / "config" / "references" / "alps.yaml").read_text())
+    refs["BwCheck"] = {"$index": ["$partition", "method"],
+                       "alps:gh200": {"ccl": {"goodput_64MiB": [20.0, -0.1, None, "GB/s"]}}}
+    (tmp_path / "refs").mkdir()
+    (tmp_path / "refs" / "alps.yaml").write_text(yaml.safe_dump(refs, sort_keys=False))
+    out, cases = _run(tmp_path, "alps", "--mode", "acceptance", "-n", "^(BwCheck|PingPongCheck)%method=ccl",
+                      "--dry-run", env=site_env(GPUCOMM_REFERENCE_DIR=tmp_path / "refs"))
+    assert out.returncode == 0, out.stdout[-3000:]
+    got = {c["name"].split()[0]: c for c in cases}
+    assert got["BwCheck"]["perfvalues"]["alps:gh200:goodput_64MiB"][1:5] == [20.0, -0.1, None, "GB/s"]
+    assert got["BwCheck"]["reference_note"] == ""
+    assert got["PingPongCheck"]["perfvalues"]["alps:gh200:latency_8B"][2:4] == [None, None]

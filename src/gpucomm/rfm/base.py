@@ -28,8 +28,8 @@ from reframe.core.builtins import run_after, run_before, sanity_function, variab
 from reframe.core.exceptions import ReframeError
 
 from ..constants import (ANY_PLACEMENT, BW, CCL, COLLECTIVES, HOST, LOOP_AUTO, LOOP_CHOICES,
-                         METHOD_REQUIREMENTS, MULTI_PINGPONG, PAPER_SOURCE, PLACEMENTS,
-                         PYTHON_PLACEHOLDER, PYTHON_UNSET, REFERENCE_SOURCE, Extras)
+                         METHOD_REQUIREMENTS, MULTI_PINGPONG, PAPER_REFERENCES, PLACEMENTS,
+                         PYTHON_PLACEHOLDER, PYTHON_UNSET, Extras)
 from ..contract import PERF_POINTS, RESULTS_FILE
 from ..errors import GpucommError
 from ..sizes import parse_sizes
@@ -347,10 +347,10 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
         partition and method.  The directory is RFM_REFERENCE_PREFIX if set, else
         GPUCOMM_REFERENCE_DIR, else the repository's config/references/ (references_dir: the
         nearest above the check's file, so checks in a subdirectory of checks/ find it too).
-        A file of the paper's measurements (constants.PAPER_SOURCE) judges only with the
-        paper's settings (-S paper_tuning=y, the paper mode): elsewhere its values are shown
-        beside the measurement without bounds (information_only), since the paper measured
-        with its own tuned stacks."""
+        The paper's measurements (the checks the file lists under constants.PAPER_REFERENCES)
+        judge only with the paper's settings (-S paper_tuning=y, the paper mode): elsewhere
+        their values are shown beside the measurement without bounds (information_only), since
+        the paper measured with its own tuned stacks."""
         path = self.reference_file()
         if not path:
             return
@@ -361,7 +361,8 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
 
     def references_judge(self, path):
         """Whether the references of ``path`` judge this run (see set_references)."""
-        return self.paper_tuning or read_references(path).get(REFERENCE_SOURCE) != PAPER_SOURCE
+        paper = read_references(path).get(PAPER_REFERENCES) or []
+        return self.paper_tuning or type(self).__name__ not in paper
 
     def reference_index(self):
         """Index values of this check in the reference YAML ('$partition' and variables)."""

@@ -514,3 +514,23 @@ def test_a_sites_own_references_judge_in_every_mode(tmp_path):
     assert got["BwCheck"]["perfvalues"]["alps:gh200:goodput_64MiB"][1:5] == [20.0, -0.1, None, "GB/s"]
     assert got["BwCheck"]["reference_note"] == ""
     assert got["PingPongCheck"]["perfvalues"]["alps:gh200:latency_8B"][2:4] == [None, None]
+
+
+def test_placement_source_names_the_record_that_proved_it(tmp_path):
+    """The check's placement_source: scontrol's switch where it decided, '' where nothing did."""
+    import reframe.utility.sanity as sn
+    from reframe.core.exceptions import SkipTestError
+    from gpucomm.rfm.mixins import TOPOLOGY_FILE, MultiNode
+    record = _unknown_record(tmp_path)
+
+    class Job:  # the attributes placement_proof reads
+        stagedir, placement, placement_source = str(tmp_path), "same-switch", ""
+        current_partition = type("P", (), {"extras": {}})()
+    job = Job()
+    (tmp_path / TOPOLOGY_FILE).write_text(SAME_LEAF)
+    assert sn.evaluate(MultiNode.placement_proof(job, record))
+    assert job.placement_source == "scontrol show topology: switch s12 (level 0) connects the nodes"
+    (tmp_path / TOPOLOGY_FILE).write_text("No topology information available\n")
+    with pytest.raises(SkipTestError):
+        sn.evaluate(MultiNode.placement_proof(job, record))
+    assert job.placement_source == ""

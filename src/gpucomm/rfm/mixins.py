@@ -278,7 +278,9 @@ class MultiNode(RegressionTestPlugin):
                     proof = placement.placement_of_switches(fp.read())
             except OSError:
                 proof = ("unknown", f"{placement.SOURCE}: no {TOPOLOGY_FILE}")
-        self.placement_source = (proof or (None, meta.get("source", "")))[1]
+        known = [src for dist, src in (proof or ("unknown", ""), (meta.get("distance"), meta.get("source")))
+                 if dist not in (None, "unknown")]
+        self.placement_source = known[0] if known else ""
         return sn.evaluate(placement_ok(results_path, self.placement,
                                         self.current_partition.extras.get(Extras.TOPOLOGY), proof))
 

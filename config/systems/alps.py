@@ -15,9 +15,13 @@ snapshots are listed in docs/sites/SOURCES.md:
 * blink     = DanieleDeSensi/blink@84316d998f69a534b0198c9164971fa6f26fec5a (branch sc24)
 
 Sources:
-* Slurm on GH200, accounts, partitions normal (default, 24 h, any node count) and debug (small,
-  30 min), one rank per GPU: cscs-docs:docs/running/slurm.md; the GPU request as in
-  cscs-rfm:config/systems/daint.py ('--gpus-per-node' through '_rfm_gpu').
+* Slurm on GH200, accounts (--account names the project, which CSCS's own config always passes:
+  cscs-rfm:config/systems/daint.py, access '--account={osgroup()}'; UNCONFIRMED whether a job
+  without one is refused), partitions normal (default, 24 h, any node count) and debug (1-2
+  nodes, 30 min in the page's sinfo example), one rank per GPU: cscs-docs:docs/running/slurm.md.
+  The GPU request: --gpus-per-node on GH200 as in cscs-docs:docs/software/sciapps/lammps.md
+  and cscs-rfm:config/systems/starlex.py; through ReFrame's '_rfm_gpu' resource as in
+  cscs-rfm:config/cscs-ci.py.
 * uenv through Slurm (--uenv, --view, image:mount): cscs-docs:docs/software/uenv/using.md;
   prgenv-gnu versions and the 12-month support policy (24.11 removed April 2026):
   cscs-docs:docs/software/prgenv/prgenv-gnu.md.
@@ -37,15 +41,19 @@ Sources:
   recipe, docs/sites/alps.md, says how to point GPUCOMM_NVSHMEM_HOME at a source build instead).
 * Link limits: paper_reference.md, "Nominal bandwidths drawn in the paper's plots".
 * Placement: one switch with Slurm's --switches=1 (sbatch man page; CSCS's own config has a
-  '--switches={num_switches}' resource: cscs-rfm:config/systems/daint.py); whether Alps has
-  topology/tree and sets SLURM_TOPOLOGY_ADDR is UNCONFIRMED (nothing in cscs-docs); different
-  switch / group as the node pairs of the paper's runs (blink:sbatch/alps/two-nodes{,-diff-switch,
-  -diff-group}.sbatch); -S nodelist=... overrides them.
+  '--switches={num_switches}' resource: cscs-rfm:config/systems/daint.py).  The proof: the
+  tasks' SLURM_TOPOLOGY_ADDR where Slurm sets it, else the job's `scontrol show topology` of its
+  nodes (scontrol(1): the switches that connect them all, each with its level; rfm.mixins,
+  site.placement), both Slurm's topology/tree plugin's: whether Alps runs it is UNCONFIRMED
+  (nothing in cscs-docs; the node's xname, cscs-docs:docs/alps/hardware.md "Node xname"
+  x<cabinet>c<chassis>s<slot>b<board>n<node>, is recorded, but no CSCS page maps it to switches
+  or groups).  Different switch / group as the node pairs of the paper's runs
+  (blink:sbatch/alps/two-nodes{,-diff-switch,-diff-group}.sbatch); -S nodelist=... overrides.
 """
 
 import os
 
-from gpucomm.constants import NO_MULTICAST_ENV, Extras
+from gpucomm.constants import NO_MULTICAST_ENV, PAPER_METHOD, Extras
 from gpucomm.site.siteconf import (bind_wrapper, env_list, gpu_binding, gpu_resource, python,
                               slurm_access)
 
@@ -54,14 +62,23 @@ def _str(variables):
     return {name: str(value) for name, value in variables.items()}
 
 
-#: the uenv providing Cray MPICH (with the CUDA GTL), CUDA, NCCL and aws-ofi-nccl.  Default
-#: prgenv-gnu/25.11:v1 (CUDA 12.9, cray-mpich 8.1.32, nccl 2.28.3, aws-ofi-nccl 1.16.3, python
-#: 3.14; cupy-cuda12x): cscs-docs:docs/software/prgenv/prgenv-gnu.md.  24.11 (the old default)
-#: was removed in April 2026 (same page); 26.3 has CUDA 13.1 (then cupy-cuda13x).  The tag v1
-#: of 25.11 is UNCONFIRMED as the newest: check `uenv image find prgenv-gnu`.  Override with
-#: GPUCOMM_ALPS_UENV; the venv must be rebuilt for another uenv (cscs-docs:
+#: the uenv providing Cray MPICH (with the CUDA GTL), CUDA, NCCL and aws-ofi-nccl.  Default the
+#: newest listed, prgenv-gnu/26.3:v1 (CUDA 13.1.1, cray-mpich 9.1.0, nccl 2.29.2-1, aws-ofi-nccl
+#: 1.17.2, libfabric 2.4.0, python 3.14.3; its packages listed "in v1"; then cupy-cuda13x and
+#: nvidia-nvshmem-cu13): cscs-docs:docs/software/prgenv/prgenv-gnu.md, which also lists 25.11
+#: (CUDA 12.9) and 25.6 and says 24.11 was removed in April 2026.  A newer tag than v1 is
+#: UNCONFIRMED: check `uenv image find prgenv-gnu`.  Override with GPUCOMM_ALPS_UENV (e.g.
+#: prgenv-gnu/25.11:v1 for CUDA 12); the venv must be rebuilt for another uenv (cscs-docs:
 #: docs/build-install/python.md: "The virtual environment is specific to a particular uenv").
-UENV = os.environ.get("GPUCOMM_ALPS_UENV", "prgenv-gnu/25.11:v1")
+UENV = os.environ.get("GPUCOMM_ALPS_UENV", "prgenv-gnu/26.3:v1")
+
+#: the Slurm partition (SBATCH_PARTITION, default normal) and the limits of the small one, so that
+#: a job it would refuse is skipped with the reason instead: debug takes jobs of 1-2 nodes, 30 min
+#: (cscs-docs:docs/running/slurm.md, the sinfo example; per vCluster the limits differ: check
+#: `scontrol show partition=debug`).  Every check's time limit is below 30 min (the longest, a
+#: scaling check at 2 nodes: 10 min 4 s)
+PARTITION = os.environ.get("SBATCH_PARTITION") or "normal"
+MAX_NODES = {"debug": 2}
 
 #: optional squashfs image of the payload venv, "IMAGE:MOUNTPOINT", mounted next to the uenv
 #: (cscs-docs:docs/guides/storage.md "Squash Python virtual environments with uenv":
@@ -73,6 +90,11 @@ VENV_IMAGE = os.environ.get("GPUCOMM_ALPS_VENV_IMAGE", "")
 #: GPU-aware MPI off for NCCL ("can easily lead to deadlocks ... explicitly set
 #: MPICH_GPU_SUPPORT_ENABLED=0 ... may be set to 1 by default on some Alps clusters"):
 #: cscs-docs:docs/software/communication/nccl.md.  NCCL_IGNORE_CPU_AFFINITY: blink:conf/alps.sh.
+#: The hang workaround (eager messages off: cscs-docs nccl.md "NCCL watchdog timeout or hanging
+#: process"), which CSCS's own NCCL check sets for every uenv run ("found to help avoid hangs":
+#: cscs-rfm:checks/microbenchmarks/xccl/xccl_tests.py @29c3905a, _set_xccl_uenv_env_vars), and
+#: NCCL_NCHANNELS_PER_NET_PEER=4 ("a good compromise to improve point-to-point performance
+#: without affecting collectives performance": nccl.md; the xccl check sets it for sendrecv).
 NCCL_ENV = _str({
     "MPICH_GPU_SUPPORT_ENABLED": 0,
     "NCCL_NET": '"AWS Libfabric"',   # fail if the plugin is missing, no silent TCP fallback
@@ -85,7 +107,15 @@ NCCL_ENV = _str({
     "FI_CXI_RX_MATCH_MODE": "software",
     "FI_MR_CACHE_MONITOR": "userfaultfd",
     "NCCL_IGNORE_CPU_AFFINITY": 1,   # paper configuration: blink:conf/alps.sh
+    "FI_CXI_RDZV_GET_MIN": 0,
+    "FI_CXI_RDZV_THRESHOLD": 0,
+    "FI_CXI_RDZV_EAGER_SIZE": 0,
+    "NCCL_NCHANNELS_PER_NET_PEER": 4,
 })
+#: the paper's Cray MPICH settings for every run (blink:conf/alps.sh: MPICH_SMP_SINGLE_COPY_MODE=
+#: CMA, MPICH_MALLOC_FALLBACK=1), applied by the paper mode (-S paper_tuning=y) to the methods the
+#: paper measured (rfm.mixins.SiteOptions.paper_entries)
+PAPER_ENV = _str({"MPICH_SMP_SINGLE_COPY_MODE": "CMA", "MPICH_MALLOC_FALLBACK": 1})
 #: Cray MPICH on device buffers: GTL linked (automatic in the uenv's cray-mpich) and this set
 #: (cscs-docs:docs/software/communication/cray-mpich.md "GPU-aware MPI")
 GPU_AWARE_ENV = _str({"MPICH_GPU_SUPPORT_ENABLED": 1})
@@ -117,8 +147,9 @@ site_configuration = {
             "scheduler": "slurm",
             "launcher": "srun",
             # normal: the default partition, whole nodes, any node count, 24 h; SBATCH_PARTITION=debug
-            # for quick runs (1-2 nodes, 30 min in cscs-docs' sinfo example): docs/running/slurm.md
-            "access": slurm_access("normal"),
+            # for quick runs (1-2 nodes, 30 min in cscs-docs' sinfo example): docs/running/slurm.md.
+            # An account: see "Sources" above
+            "access": slurm_access("normal", account_required=True),
             "sched_options": {"use_nodes_option": True},
             "environs": ["prgenv-gnu"],
             "max_jobs": 100,
@@ -127,6 +158,8 @@ site_configuration = {
             "devices": [{"type": "gpu", "arch": "sm_90", "num_devices": 4}],
             "resources": [gpu_resource("--gpus-per-node={num_gpus_per_node}")],
             "extras": {
+                # the largest job of the partition in use (MAX_NODES; none for normal)
+                Extras.MAX_NODES: MAX_NODES.get(PARTITION),
                 # guard (GB/s): largest GPU-pair link (Fig. 3: 1200 Gb/s = 150 GB/s) ...
                 Extras.LINK_BANDWIDTH: 150,
                 # ... and a GPU's links to all 3 peers (Figs. 5/6: 3600 Gb/s = 450 GB/s) ...
@@ -174,8 +207,8 @@ site_configuration = {
                                  "--view=default"],
             # per method (rfm.mixins.SiteOptions): GPU support only where MPI gets device
             # buffers; NCCL's variables for ccl only (ipc-copy's MPI messages are host handles
-            # and flags).  The health sweep merges the entries of the methods it runs and
-            # launches gpu-aware-mpi separately (MPICH_GPU_SUPPORT_ENABLED differs)
+            # and flags).  The health sweep launches each group of methods with equal variables
+            # separately (rfm.mixins.env_groups)
             Extras.METHOD_ENV_VARS: {
                 "host": HOST_ENV,
                 "staging": HOST_ENV,
@@ -184,14 +217,25 @@ site_configuration = {
                 "ipc-copy": HOST_ENV,
                 "nvshmem": NVSHMEM_ENV,
             },
+            Extras.PAPER_METHOD_ENV_VARS: {method: [{"env": PAPER_ENV}] for method in PAPER_METHOD},
+            # the health sweep leaves nvshmem out (its own checks run it): on Alps the wheel's
+            # libfabric transport with the uenv's cxi provider is unverified (cscs-docs documents
+            # a source build only: nvshmem.md), and the paper's one-core-per-task binding starved
+            # NVSHMEM's proxy thread on the reference node (docs/sites/alps.md, "nvshmem")
+            Extras.SWEEP_LEFT_OUT: {"nvshmem": "unverified on Alps (docs/sites/alps.md, nvshmem): "
+                                          "its own checks run it"},
             # nvshmem between nodes: the transport NVSHMEM_ENV selects (rfm.availability)
             Extras.NVSHMEM_REMOTE_TRANSPORT: "libfabric",
             # the log line that proves NCCL used the aws-ofi-nccl plugin over the cxi provider,
             # with NCCL_DEBUG=INFO: cscs-rfm:checks/microbenchmarks/xccl/xccl_tests.py
             # (assert_sanity); every ccl check and the sweep's ccl part write NCCL's log to
-            # gpucomm_nccl_debug.*.log (NCCL_DEBUG_FILE) and fail without it
+            # gpucomm_nccl_debug.*.log (NCCL_DEBUG_FILE) and fail without it.  library: what the
+            # preflight dlopens before the launch, the name NCCL opens with NCCL_NET_PLUGIN unset
+            # (NCCL src/plugin/plugin_open.cc: "libnccl-net.so"; the uenv's plugin is found that
+            # way and not as libnccl-net-ofi.so: cscs-docs nccl.md "Do not use NCCL_NET_PLUGIN")
             Extras.CCL_NET_CHECK: {"env": {"NCCL_DEBUG": "INFO", "NCCL_DEBUG_SUBSYS": "INIT,NET"},
-                                   "pattern": r"NET/OFI Selected [pP]rovider is cxi"},
+                              "pattern": r"NET/OFI Selected [pP]rovider is cxi",
+                              "library": "libnccl-net.so"},
             # the plugin ships in prgenv-gnu's default view; with --view=modules it is the
             # module 'aws-ofi-nccl' (cscs-docs: nccl.md); nomod here, so data only
             Extras.CCL_PLUGIN_MODULE: os.environ.get("GPUCOMM_ALPS_CCL_PLUGIN", "aws-ofi-nccl"),

@@ -18,6 +18,10 @@ Snapshots cited (docs/sites/SOURCES.md):
   the table on docs.hpc.cineca.it/hpc/leonardo.html could not be read here)
 
 Sources:
+* Account: every batch job is charged to a project account (CINECA user guide, "Budgets and
+  Accounting": a username "must be associated with one or more active projects (Accounts)");
+  every Leonardo job of the paper sets one (blink:sbatch/leonardo/*.sbatch, --account=...):
+  required here (site.siteconf.slurm_access); UNCONFIRMED whether CINECA refuses a job without.
 * Booster partition boost_usr_prod, --gres=gpu:N, srun as the launcher, node sharing:
   CINECA user guide, Leonardo "Booster Section" (wiki.u-gov.it/confluence/display/SCAIUS/
   Booster+Section, now docs.hpc.cineca.it/hpc/leonardo.html).
@@ -36,7 +40,8 @@ Sources:
 * Link limits: paper_reference.md, "Nominal bandwidths drawn in the paper's plots".
 * Placement: --switches=1 (sbatch man page); Slurm's topology/tree sets SLURM_TOPOLOGY_ADDR in
   every task here, which the paper's authors read to tell the switch distance of two nodes
-  (blink-gpu:sbatch/leonardo/scriptgenerator4leonardo.sh) and the payload records.
+  (blink-gpu:sbatch/leonardo/scriptgenerator4leonardo.sh) and the payload records; the job's
+  `scontrol show topology` of its nodes is the second record (rfm.mixins, site.placement).
 """
 
 import os
@@ -51,28 +56,42 @@ def _str(variables):
     return {name: str(value) for name, value in variables.items()}
 
 
-#: the modules of the payload's environment, in load order; override with GPUCOMM_LEONARDO_MODULES
+#: the modules of the payload's environment, in load order, each versioned (a plain name loads
+#: whatever the site's default is that day); override with GPUCOMM_LEONARDO_MODULES
 #: (comma-separated).  THIRD-PARTY names, seen in 2024-26 Leonardo job scripts (no CINECA page
 #: read): gcc/12.2.0, cuda/12.2, openmpi/4.1.6--gcc--12.2.0-cuda-12.2 (the CUDA-aware build),
-#: python/3.11.6--gcc--12.2.0 (the venv's base interpreter; its libpython is needed at run
-#: time).  The NCCL module's version on today's stack is UNCONFIRMED: plain 'nccl' = the site
-#: default (the paper, blink:conf/leonardo.sh, also loaded plain 'openmpi nvhpc nccl').  Check
-#: with `module spider openmpi nccl python` on a login node.
+#: nccl/2.22.3-1--gcc--12.2.0-cuda-12.2-spack0.22 (loaded with exactly these gcc, cuda and
+#: openmpi modules in a user's Leonardo script, find_string id 58612750801; others load
+#: nccl/2.19.3-1--gcc--12.2.0-cuda-12.1 with cuda/12.1), python/3.11.6--gcc--12.2.0 (the venv's
+#: base interpreter; its libpython is needed at run time).  Check with `module spider openmpi
+#: nccl python` on a login node.
 MODULES = [m for m in os.environ.get(
     "GPUCOMM_LEONARDO_MODULES",
-    "gcc/12.2.0,cuda/12.2,openmpi/4.1.6--gcc--12.2.0-cuda-12.2,nccl,python/3.11.6--gcc--12.2.0",
+    "gcc/12.2.0,cuda/12.2,openmpi/4.1.6--gcc--12.2.0-cuda-12.2,"
+    "nccl/2.22.3-1--gcc--12.2.0-cuda-12.2-spack0.22,python/3.11.6--gcc--12.2.0",
 ).split(",") if m]
+
+#: the QOS a user chose for every job (SBATCH_QOS; else the checks pick one by node count,
+#: extras['qos_by_nodes']) and its limits (qos-copy, THIRD-PARTY): the largest job, and how
+#: many jobs to keep submitted where the QOS runs few (boost_qos_dbg: 2 nodes per user, so two
+#: one-node jobs at a time).  Every check's time limit is below boost_qos_dbg's 30 min.
+QOS = os.environ.get("SBATCH_QOS", "")
+QOS_LIMITS = {"normal": {"max_nodes": 64}, "boost_qos_bprod": {"max_nodes": 256},
+              "boost_qos_dbg": {"max_nodes": 2, "max_jobs": 2},
+              "boost_qos_lprod": {"max_nodes": 3}}
 
 #: InfiniBand service level: off (the fabric's default) unless a check is given
 #: -S service_level=N, which sets both variables below (partition extras['service_level_vars']);
 #: the paper mode applies the paper's (extras['paper_service_levels']).  paper configuration:
 #: blink:conf/leonardo.sh sets 1 by default; blink:sbatch/leonardo/two-nodes.sbatch ran its
 #: two-node runs with SL 0, the collectives (many-nodes-coll.sbatch, 256-nodes-coll.sbatch)
-#: with SL 1 and 0
+#: with SL 1 and 0, of which the references take SL 1 at 2 nodes and SL 0 above
 SERVICE_LEVEL_VARS = ["NCCL_IB_SL", "UCX_IB_SL"]
 
-#: NCCL: paper configuration (blink:conf/leonardo.sh: NCCL_IGNORE_CPU_AFFINITY=1)
-NCCL_ENV = _str({"NCCL_IGNORE_CPU_AFFINITY": 1})
+#: NCCL: nothing of its own (NCCL_IGNORE_CPU_AFFINITY=1 is the paper's Alps setting,
+#: blink:conf/alps.sh; none of the paper's Leonardo files sets it: blink:conf/leonardo.sh,
+#: blink:sbatch/leonardo/*, blink-gpu:Makefile.LEONARDO)
+NCCL_ENV = {}
 #: Open MPI over UCX on InfiniBand (host and device buffers alike): nothing per method
 UCX_ENV = {}
 
@@ -90,10 +109,10 @@ site_configuration = {
             # whole nodes: a benchmark must not share NVLink, PCIe or NICs with other jobs (the
             # paper's runs too: --exclusive in blink:sbatch/leonardo/*.sbatch).  The QOS comes
             # from SBATCH_QOS until the checks apply extras['qos_by_nodes'] themselves
-            "access": slurm_access("boost_usr_prod", "--exclusive"),
+            "access": slurm_access("boost_usr_prod", "--exclusive", account_required=True),
             "sched_options": {"use_nodes_option": True},
             "environs": ["openmpi-nccl"],
-            "max_jobs": 100,
+            "max_jobs": QOS_LIMITS.get(QOS, {}).get("max_jobs", 100),
             "time_limit": "10m",
             "features": ["gpu", "nvgpu", "remote"],
             "devices": [{"type": "gpu", "arch": "sm_80", "num_devices": 4}],
@@ -112,9 +131,10 @@ site_configuration = {
                 # nodes 24 h, boost_qos_bprod min 65 max 256 nodes 24 h).  boost_qos_dbg (<= 2
                 # nodes, 30 min) is a choice for quick runs (SBATCH_QOS=boost_qos_dbg), not a
                 # size rule.  rfm.mixins.MultiNode writes --qos= by node count (SBATCH_QOS wins)
-                # and skips a job above max_nodes, saying so
+                # and skips a job above max_nodes (SBATCH_QOS's own limit where one is given,
+                # QOS_LIMITS), saying so
                 Extras.QOS_BY_NODES: [[64, "normal"], [256, "boost_qos_bprod"]],
-                Extras.MAX_NODES: 256,
+                Extras.MAX_NODES: QOS_LIMITS.get(QOS, {}).get("max_nodes", 256),
                 # InfiniBand: -S service_level=N sets these (an error on other partitions)
                 Extras.SERVICE_LEVEL_VARS: SERVICE_LEVEL_VARS,
                 # one leaf switch through Slurm's topology/tree; other placements need given
@@ -149,7 +169,8 @@ site_configuration = {
             # the system python3 (3.6) cannot run gpucomm
             Extras.PYTHON: python(required=True),
             Extras.RECIPE: "docs/sites/leonardo.md",
-            # per method (rfm.mixins.SiteOptions; the health sweep merges the ones it runs)
+            # per method (rfm.mixins.SiteOptions; the health sweep launches each group of
+            # methods with equal variables separately)
             Extras.METHOD_ENV_VARS: {
                 "host": UCX_ENV,
                 "staging": UCX_ENV,
@@ -158,10 +179,13 @@ site_configuration = {
                 "ipc-copy": UCX_ENV,
             },
             # paper configuration, applied by the paper mode (-S paper_tuning=y) between nodes
-            # unless -S service_level is given: the first SL of the check's family;
-            # SL 0 for the two-node runs (blink:sbatch/leonardo/two-nodes.sbatch), SL 1 and 0 for
-            # the scaling collectives (many-nodes-coll.sbatch); conf/leonardo.sh's default is 1
-            Extras.PAPER_SERVICE_LEVELS: {"two-node": [0], "scaling": [1, 0], "default": 1},
+            # unless -S service_level is given: the SL of the runs the committed references are
+            # (src/gpucomm/data/paper_reference.md, "Included"; blink:data/description.csv has
+            # both SLs): Fig. 7 the two-node runs "same_switch_SL0" (blink:sbatch/leonardo/
+            # two-nodes.sbatch loops SL 0); Figs. 9/10 "same_switch_SL1_hcoll0" at 2 nodes and
+            # "SL0_hcoll0" at 4-256 (many-nodes-coll.sbatch, 256-nodes-coll.sbatch loop SL 1 0);
+            # any other check conf/leonardo.sh's default, 1
+            Extras.PAPER_SERVICE_LEVELS: {"two-node": 0, "scaling": [[2, 1], [256, 0]], "default": 1},
             # the log line that proves which network NCCL chose, with NCCL_DEBUG=INFO (NCCL
             # src/init.cc: INFO(NCCL_INIT, "Using network %s")); IB expected here
             Extras.CCL_NET_CHECK: {"env": {"NCCL_DEBUG": "INFO", "NCCL_DEBUG_SUBSYS": "INIT,NET"},

@@ -19,9 +19,11 @@ for ROCm (docs/sites/lumi.md).  Snapshots cited (docs/sites/SOURCES.md):
 * blink-gpu = HicrestLaboratory/Blink-GPU@ca28ced238cf1fce377866c07193edf3075037cb (branch sc24)
 
 Sources:
-* Partitions: standard-g whole nodes, 2 days, <= 1024 nodes; small-g <= 4 nodes, 3 days; dev-g
-  <= 32 nodes, 3 h (both allocatable by resources, shared unless --exclusive):
-  lumi-ug:docs/runjobs/scheduled-jobs/partitions.md.  GPU/CPU binding "only applies if you have
+* Account: "The account option (--account=project_<id>) is mandatory":
+  lumi-ug:docs/runjobs/scheduled-jobs/batch-job.md (site.siteconf.slurm_access).
+* Partitions: standard-g whole nodes, 2 days, <= 1024 nodes, 210 jobs (200 running); small-g
+  <= 4 nodes, 3 days, 210 (200); dev-g <= 32 nodes, 3 h, 2 jobs (1 running) (both allocatable by
+  resources, shared unless --exclusive): lumi-ug:docs/runjobs/scheduled-jobs/partitions.md.  GPU/CPU binding "only applies if you have
   a full-node allocation ... For other partitions, it will apply if you use the --exclusive
   sbatch directive": lumi-ug:docs/runjobs/scheduled-jobs/lumig-job.md.
 * select_gpu (ROCR_VISIBLE_DEVICES=$SLURM_LOCALID), 56 usable cores, map_cpu:49,57,17,25,1,9,33,41
@@ -39,7 +41,9 @@ Sources:
   environment on LUMI (blink-gpu:Makefile.LUMI).
 * Link limits: paper_reference.md, "Nominal bandwidths drawn in the paper's plots".
 * Network: 24 dragonfly groups of 124 nodes, 32 switches per group, each node's 4 NICs on
-  different switches (lumi-ug:docs/hardware/network.md); placement as on Leonardo.
+  different switches (lumi-ug:docs/hardware/network.md); placement as on Alps: proven by
+  SLURM_TOPOLOGY_ADDR or the job's `scontrol show topology`, whether LUMI's Slurm has the tree
+  plugin is UNCONFIRMED.
 """
 
 import os
@@ -60,8 +64,12 @@ def _str(variables):
 CPU_MASKS = ["fe000000000000", "fe00000000000000", "fe0000", "fe000000",
              "fe", "fe00", "fe00000000", "fe0000000000"]
 
-#: max nodes of one job per partition (lumi-ug:docs/runjobs/scheduled-jobs/partitions.md)
+#: max nodes of one job, and max jobs a user may have submitted, per partition
+#: (lumi-ug:docs/runjobs/scheduled-jobs/partitions.md: "Max jobs 2 (1 running)" on dev-g, so
+#: ReFrame keeps 2 submitted there, as sbatch refuses a third); every check's time limit is
+#: below dev-g's 3 h
 MAX_NODES = {"standard-g": 1024, "small-g": 4, "dev-g": 32}
+MAX_JOBS = {"dev-g": 2}
 PARTITION = os.environ.get("SBATCH_PARTITION") or "standard-g"
 
 #: the LUMI software stack; LUMI/25.03 is INFERRED (lumi-eb has cpeGNU-25.03 easyconfigs for
@@ -88,28 +96,42 @@ RCCL_ENV = _str({
     "FI_CXI_DISABLE_CQ_HUGETLB": 1,
     "NCCL_IGNORE_CPU_AFFINITY": 1,   # paper configuration: blink-gpu:Makefile.LUMI
 })
-#: Cray MPICH on device buffers (lumi-ug prgenv.md; lumig-job.md sets it only for GPU-aware runs)
-GPU_AWARE_ENV = _str({"MPICH_GPU_SUPPORT_ENABLED": 1})
+#: Cray MPICH on device buffers (lumi-ug prgenv.md; lumig-job.md sets it only for GPU-aware runs),
+#: with the GTL preloaded as LUMI's own mpi4py check does for cray-python's mpi4py, which is
+#: not linked to it (lumi-rfm:checks/apps/python/check_mpi4py.py @4a2429a3: LD_PRELOAD=
+#: ${CRAY_MPICH_ROOTDIR}/gtl/lib/libmpi_gtl_hsa.so with MPICH_GPU_SUPPORT_ENABLED=1): the venv of
+#: docs/sites/lumi.md sees that mpi4py (--system-site-packages); an mpi4py the Cray wrappers
+#: linked to the GTL loads the same library
+GPU_AWARE_ENV = _str({"MPICH_GPU_SUPPORT_ENABLED": 1,
+                      "LD_PRELOAD": "${CRAY_MPICH_ROOTDIR}/gtl/lib/libmpi_gtl_hsa.so"})
 #: host buffers: GPU support off, so an mpi4py without the GTL still starts
 HOST_ENV = _str({"MPICH_GPU_SUPPORT_ENABLED": 0})
 
-#: the paper's per-method tuning on LUMI: {method: {env, ops}}, applied by the paper mode
-#: (-S paper_tuning=y, rfm.mixins.SiteOptions.env_of) to single-node checks of those operations
+#: the paper's per-method tuning on LUMI: {method: [{env, ops, single_node}]}, applied by the
+#: paper mode (-S paper_tuning=y, rfm.mixins.SiteOptions.paper_entries) to the checks of those
+#: operations (every operation if none named), on one node only where single_node says so
 PAPER_METHOD_ENV = {
-    # paper configuration: blink-gpu:Makefile.LUMI ("Rccl 5.7.1.1" = Nccl_new modules), used for
-    # the intra-node ccl ping-pong (blink:sbatch/lumi/intra-node.sbatch: gpubench_pp_nccl after
-    # load_Nccl_new_modules.sh); with the authors' own RCCL 5.7.1.1 build
-    "ccl": {"env": _str({"NCCL_NCHANNELS_PER_PEER": 32}), "ops": ["pingpong"]},
+    "ccl": [
+        # paper configuration: every RCCL environment of blink-gpu:Makefile.LUMI (the
+        # Nccl, Nccl_new and Nccl_Singularity modules files: FI_CXI_ATS=0,
+        # FI_CXI_DEFAULT_CQ_SIZE=131072, NCCL_BUFFSIZE=33554432), for every RCCL run
+        {"env": _str({"NCCL_BUFFSIZE": 33554432, "FI_CXI_ATS": 0,
+                      "FI_CXI_DEFAULT_CQ_SIZE": 131072})},
+        # paper configuration: blink-gpu:Makefile.LUMI ("Rccl 5.7.1.1" = Nccl_new modules), used
+        # for the intra-node ccl ping-pong (blink:sbatch/lumi/intra-node.sbatch:
+        # gpubench_pp_nccl after load_Nccl_new_modules.sh); with the authors' own RCCL 5.7.1.1
+        {"env": _str({"NCCL_NCHANNELS_PER_PEER": 32}), "ops": ["pingpong"], "single_node": True},
+    ],
     # paper configuration: blink:sbatch/lumi/intra-node.sbatch (MPICH_GPU_ALLREDUCE_BLK_SIZE=
     # 134217728 for the whole intra-node job, i.e. the GPU-aware all-reduce)
-    "gpu-aware-mpi": {"env": _str({"MPICH_GPU_ALLREDUCE_BLK_SIZE": 134217728}),
-                      "ops": ["allreduce"]},
+    "gpu-aware-mpi": [{"env": _str({"MPICH_GPU_ALLREDUCE_BLK_SIZE": 134217728}),
+                       "ops": ["allreduce"], "single_node": True}],
 }
 
 
 def _method_env():
-    """method_env_vars of the environment, per method (the health sweep merges the ones it
-    runs and launches gpu-aware-mpi separately); ipc-copy's MPI messages are host buffers."""
+    """method_env_vars of the environment, per method (the health sweep launches each group of
+    methods with equal variables separately); ipc-copy's MPI messages are host buffers."""
     return {"host": HOST_ENV, "staging": HOST_ENV, "gpu-aware-mpi": GPU_AWARE_ENV,
             "ccl": RCCL_ENV, "ipc-copy": HOST_ENV}
 
@@ -127,10 +149,10 @@ site_configuration = {
             "launcher": "srun",
             # --exclusive: a no-op on standard-g (whole nodes), and what makes small-g/dev-g
             # (SBATCH_PARTITION=small-g) whole nodes, which the binding needs (lumi-ug lumig-job.md)
-            "access": slurm_access("standard-g", "--exclusive"),
+            "access": slurm_access("standard-g", "--exclusive", account_required=True),
             "sched_options": {"use_nodes_option": True},
             "environs": ["cray-rccl"],
-            "max_jobs": 100,
+            "max_jobs": MAX_JOBS.get(PARTITION, 100),
             "time_limit": "10m",
             "features": ["gpu", "amdgpu", "remote"],
             "devices": [{"type": "gpu", "arch": "gfx90a", "num_devices": 8}],
@@ -202,10 +224,15 @@ site_configuration = {
             Extras.CCL_PLUGIN_MODULE: CCL_PLUGIN,
             # with NCCL_DEBUG=INFO, the plugin over cxi logs "NCCL INFO NET/OFI Selected Provider
             # is cxi" (lumi-ug pytorch.md; CSCS's xccl check greps the same); the socket
-            # fallback logs "Using network Socket" (NCCL/RCCL src/init.cc "Using network %s")
+            # fallback logs "Using network Socket" (NCCL/RCCL src/init.cc "Using network %s").
+            # library: what the preflight dlopens before the launch, the name RCCL opens
+            # (ROCm/rccl src/plugin/plugin_open.cc: prefix "librccl-net"), which the plugin
+            # module installs (lumi-eb aws-ofi-nccl-1.18.0-rocm.eb sanity_check_paths:
+            # lib/librccl-net.so, lib/librccl-net-ofi.so)
             Extras.CCL_NET_CHECK: {"env": {"NCCL_DEBUG": "INFO", "NCCL_DEBUG_SUBSYS": "INIT,NET"},
-                                   "pattern": r"NET/OFI Selected [pP]rovider is cxi",
-                                   "fallback_pattern": r"NCCL INFO Using network Socket"},
+                              "pattern": r"NET/OFI Selected [pP]rovider is cxi",
+                              "fallback_pattern": r"NCCL INFO Using network Socket",
+                              "library": "librccl-net.so" if CCL_PLUGIN else ""},
         },
     }],
     # ReFrame loads the modules into itself to resolve conflicts unless this is off, which needs

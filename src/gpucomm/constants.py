@@ -101,21 +101,35 @@ class Extras:
     RECIPE = "recipe"                              # environment: docs/sites/<site>.md (the venv)
     QOS_BY_NODES = "qos_by_nodes"                  # partition: [[max nodes, qos], ...] ascending
     MAX_NODES = "max_nodes"                        # partition: the largest job it takes
-    CCL_NET_CHECK = "ccl_net_check"                # environment: {env, pattern, fallback_pattern}
+    CCL_NET_CHECK = "ccl_net_check"                # environment: {env, pattern, fallback_pattern, library}
     CCL_PLUGIN_MODULE = "ccl_plugin_module"        # environment: NCCL/RCCL's network plugin module
-    PAPER_METHOD_ENV_VARS = "paper_method_env_vars"  # environment: {method: {env, ops}} (paper)
-    PAPER_SERVICE_LEVELS = "paper_service_levels"  # environment: {family: [SL, ...]} (paper)
+    PAPER_METHOD_ENV_VARS = "paper_method_env_vars"  # environment: {method: [{env, ops, single_node}]}
+    PAPER_SERVICE_LEVELS = "paper_service_levels"  # environment: {family: SL or [[nodes, SL]]} (paper)
     SERVICE_LEVEL_VARS = "service_level_vars"      # partition (InfiniBand): variables taking the SL
     MULTI_PINGPONG = "multi_pingpong"              # partition: the paper's two-node layout
     NVSHMEM_REMOTE_TRANSPORT = "nvshmem_remote_transport"  # environment: NVSHMEM between nodes
     TOPOLOGY = "topology"                          # partition: Slurm's topology plugin ('tree')
     NOISE = "noise"                                # partition: a noise study's nodes (rfm.noise)
     NICS = "nics"                                  # partition: {"fabric": ib/cxi/socket, "devices": [...]}
+    SWEEP_LEFT_OUT = "sweep_left_out"              # environment: {method: why not in the health sweep}
 
+
+#: a reference file's top-level key (config/references/<system>.yaml) listing the checks whose
+#: entries are the paper's measurements (gpucomm.analysis.references): they judge a run only
+#: with the paper's settings (the paper mode, -S paper_tuning=y) and are information otherwise
+#: (rfm.GpucommCheck.set_references); a site's own entries (bring-up) judge in every mode
+PAPER_REFERENCES = "$paper"
 
 #: extras['python'] of a site whose payload interpreter was not given (GPUCOMM_PYTHON unset):
-#: a check there fails at setup, naming the recipe, instead of writing a job that cannot run
+#: a run there fails at setup, naming the recipe, instead of submitting a job that cannot run;
+#: a dry run writes PYTHON_PLACEHOLDER in its place (and says so once)
 PYTHON_UNSET = "<unset: GPUCOMM_PYTHON>"
+#: the interpreter a dry run writes where GPUCOMM_PYTHON is unset ({recipe}: the site's page):
+#: the shell takes GPUCOMM_PYTHON from the job's environment, or ends the job naming the recipe
+PYTHON_PLACEHOLDER = "${{GPUCOMM_PYTHON:?the payload venv python, built per {recipe}}}"
+#: the Slurm account a dry run writes where a site requires one and SBATCH_ACCOUNT is unset
+#: (site.siteconf.slurm_access); a run there fails at setup saying so
+ACCOUNT_UNSET = "<unset: SBATCH_ACCOUNT>"
 
 #: the payload's exit codes (payload.cli; the README lists them)
 EXIT_OK = 0

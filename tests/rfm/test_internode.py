@@ -23,7 +23,7 @@ from gpucomm.rfm.sanity import placement_ok
 from gpucomm.payload.topology import (emulated_nodes, node_index, placement_of, switch_distance,
                               topology_addr)
 from reframe_helpers import SHARED_CSV, clean_env, dry_runs, job_script, reframe, report_cases
-from test_sites import SITES, expected_script, selected_methods, site_env
+from test_sites import PAPER_ENV, SITES, expected_script, selected_methods, site_env
 
 SCALING = {"AllToAllScalingCheck": ("alltoall", "2M"), "AllReduceScalingCheck": ("allreduce", "1G")}
 NODES = (2, 64, 512)
@@ -211,8 +211,12 @@ NETWORK = {"alps:gh200": 100, "leonardo:booster": 50, "lumi:standard-g": 100}
 #: the paper's LUMI two-node layout (config extras['multi_pingpong'], SOURCES.md: blink
 #: sbatch/lumi/two-nodes.sbatch): 4 ranks per node for every method, GCDs 1,3,5,7, cores 57,25,9,41
 LUMI_LAYOUT = dict(p=4, gpus=8, srun=["--cpu-bind=map_cpu:57,25,9,41"], visible="1,3,5,7")
-#: Leonardo's paper service levels (extras['paper_service_levels']): two-node 0, scaling 1
-PAPER_SL = {"MultiPingPongCheck": "0", "AllToAllScalingCheck": "1", "AllReduceScalingCheck": "1"}
+#: Leonardo's paper service levels (extras['paper_service_levels']), the SL of the runs the
+#: references are (paper_reference.md): Fig. 7 SL 0; Figs. 9/10 SL 1 at 2 nodes, SL 0 above
+
+
+def paper_sl(check, nodes):
+    return "0" if check == "MultiPingPongCheck" or nodes > 2 else "1"
 
 
 def scaling_time(nodes):
@@ -232,8 +236,11 @@ def _check_script(site, case, placement, paper=False, **layout):
     p = layout.pop("p", None) or (1 if case.get("pairs") == "single" else site.gpus)
     limit = NETWORK[site.partition] if case["op"] == "multi-pingpong" else site.gpu_GBps
     extra = {}
+    if paper:
+        extra.update(PAPER_ENV[site.partition.split(":")[0]].get(case["method"], {}))
     if paper and site.partition == "leonardo:booster":
-        extra = {"NCCL_IB_SL": PAPER_SL[check], "UCX_IB_SL": PAPER_SL[check]}
+        level = paper_sl(check, case["num_nodes"])
+        extra = {"NCCL_IB_SL": level, "UCX_IB_SL": level}
     time = scaling_time(case["num_nodes"]) if check in SCALING else "0:10:0"
     got = job_script(case).splitlines()
     want = expected_script(site, case, p=p, placement=placement, limit=limit, time=time,

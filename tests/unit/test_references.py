@@ -10,7 +10,7 @@ import math
 import pytest
 import yaml
 
-from gpucomm.constants import BEYOND_PAPER, METHODS
+from gpucomm.constants import BEYOND_PAPER, METHODS, PAPER_REFERENCES
 from gpucomm.analysis.references import (FIGURES, METHOD_OF, NO_FIGURE, PARTITION_OF, build,
                                 generate, index_of, keys_of, main, perf_points)
 from reframe_helpers import REPO, SHARED_CSV, check_classes
@@ -48,7 +48,8 @@ def test_rules_on_synthetic_rows(paper_csv):
     refs = {name: yaml.safe_load(text) for name, text in generate(str(paper_csv), False).items()}
     assert set(refs) == {"alps.yaml", "lumi.yaml"}
     alps = refs["alps.yaml"]
-    assert list(alps) == ["PingPongCheck"]  # Fig. 7's rows need the num_nodes level
+    assert list(alps) == [PAPER_REFERENCES, "PingPongCheck"]  # Fig. 7's rows need num_nodes
+    assert alps[PAPER_REFERENCES] == ["PingPongCheck"]  # judged in the paper mode only
     pp = alps["PingPongCheck"]
     assert pp["$index"] == ["$partition", "method"]
     ccl = pp["alps:gh200"]["ccl"]
@@ -120,6 +121,7 @@ def test_committed_files_are_valid_references():
     names only partitions of its own system."""
     for system, partition in PARTITION_OF.items():
         refs = yaml.safe_load((REFS / f"{system}.yaml").read_text())
+        assert refs.pop(PAPER_REFERENCES) == list(refs)  # every entry the paper's
         assert set(refs) <= set(FIGURES)
         for check, entry in refs.items():
             index = index_of(check, True)

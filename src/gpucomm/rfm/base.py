@@ -27,15 +27,16 @@ from reframe.core.builtins import run_after, run_before, sanity_function, variab
 from reframe.core.exceptions import ReframeError
 
 from ..constants import (ANY_PLACEMENT, BW, CCL, COLLECTIVES, HOST, LOOP_AUTO, LOOP_CHOICES,
-                         METHOD_REQUIREMENTS, MULTI_PINGPONG, PLACEMENTS, PYTHON_UNSET, Extras)
+                         METHOD_REQUIREMENTS, MULTI_PINGPONG, PAPER_REFERENCES, PLACEMENTS,
+                         PYTHON_PLACEHOLDER, PYTHON_UNSET, Extras)
 from ..contract import PERF_POINTS, RESULTS_FILE
 from ..errors import GpucommError
 from ..sizes import parse_sizes
 from . import setvars
 from .availability import gpus_per_node, missing_mpi, selection, unavailable
 from .hooks import hook_error
-from .mixins import NCCL_DEBUG_GLOB, MultiNode, SiteOptions
-from .sanity import ccl_net_ok, payload_ok, placement_ok, point_value, preflight_ok
+from .mixins import NCCL_DEBUG_GLOB, MultiNode, SiteOptions, warn_once
+from .sanity import ccl_net_ok, payload_ok, point_value, preflight_ok
 
 
 def contact():
@@ -56,6 +57,28 @@ def contact():
         return ", ".join(f"{p['name']} <{p['email']}>" for p in people)
     except (ImportError, OSError, KeyError):
         return "gpucomm"
+
+
+def read_references(path):
+    """The reference file ``path`` as a dict ({} if empty)."""
+    import yaml
+    with open(path) as fp:
+        return yaml.safe_load(fp) or {}
+
+
+def information_only(node):
+    """A check's entry of a reference file with its bounds taken off: ReFrame shows each value
+    beside the measurement and never fails on it ('$index' kept; the leaves, at the index's
+    depth, are [value, lower, upper, unit])."""
+    depth = len(node.get("$index", ["$partition"]))
+
+    def walk(d, level):
+        if level == depth:
+            return {var: (ref[0], None, None, *ref[3:]) for var, ref in d.items()}
+        return {k: walk(v, level + 1) for k, v in d.items() if k != "$index"}
+
+    refs = walk(node, 0)
+    return {"$index": tuple(node["$index"]), **refs} if "$index" in node else refs
 
 
 def references_dir(start):
@@ -129,6 +152,10 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
     #: run ``gpucomm preflight`` in the job script before the launch (site.preflight): a
     #: missing interpreter, mpi4py, GTL, cupy or NCCL/RCCL ends the job in one line
     preflight = variable(setvars.boolean("preflight"), value=True)
+    #: what the check's references are where they do not judge the run (set at setup, in the
+    #: perflog): '' when they judge it, else "no reference ... yet" or "the paper's figures,
+    #: as information"
+    reference_note = variable(str, value="", loggable=True)
     num_tasks = 2
     time_limit = "10m"
     tags = {"gpucomm"}
@@ -190,6 +217,11 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
     def more_tags(self):
         return {self.op, self.method}
 
+    def paper_family(self):
+        """The key of extras['paper_service_levels']: the collectives' multi-node references are
+        the paper's scaling runs (Figs. 9/10), as the scaling checks'."""
+        return "scaling" if self.op in COLLECTIVES else "default"
+
     # ------------------------------------------------------------------ setup steps
 
     @property
@@ -227,6 +259,7 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
         if self.loop not in LOOP_CHOICES:
             raise ReframeError(f"-S loop={self.loop}: choose {', '.join(LOOP_CHOICES)}")
         self.check_service_level()
+        self.check_account()
 
     def set_tasks(self):
         gpus = self.gpus_per_node()
@@ -262,14 +295,22 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
         return self.current_environ.extras.get(Extras.RECIPE, "")
 
     def interpreter(self):
-        """-S python, else the environment's extras['python'], else ReFrame's own; a site
-        config that marks it unset (constants.PYTHON_UNSET) fails the check at setup."""
+        """-S python, else the environment's extras['python'], else ReFrame's own.  Where a site
+        config marks it unset (constants.PYTHON_UNSET) a run fails at setup, and a dry run
+        writes constants.PYTHON_PLACEHOLDER instead (saying so once), so that the job scripts
+        can be read before the venv exists."""
         python = self.python or self.current_environ.extras.get(Extras.PYTHON) or sys.executable
-        if python == PYTHON_UNSET:
-            raise ReframeError(f"no payload interpreter for {self.current_environ.name} on "
-                               f"{self.current_system.name}: set GPUCOMM_PYTHON to the venv built "
-                               f"per {self.recipe() or 'docs/sites/'} (or -S python=...)")
-        return python
+        if python != PYTHON_UNSET:
+            return python
+        recipe = self.recipe() or "docs/sites/"
+        why = (f"no payload interpreter for {self.current_environ.name} on "
+               f"{self.current_system.name}: set GPUCOMM_PYTHON to the venv built per {recipe} "
+               "(or -S python=...)")
+        if not self.is_dry_run():
+            raise ReframeError(why)
+        placeholder = PYTHON_PLACEHOLDER.format(recipe=recipe)
+        warn_once(f"{why}; the job scripts name {placeholder} instead")
+        return placeholder
 
     def preflight_cmds(self, methods):
         """The job script's preflight line for ``methods`` ([] with -S preflight=n): the
@@ -280,9 +321,13 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
         cmd = [self.interpreter(), "-m", "gpucomm", "preflight", "--method", ",".join(methods)]
         if self.recipe():
             cmd += ["--recipe", self.recipe()]
-        plugin = self.current_environ.extras.get(Extras.CCL_PLUGIN_MODULE)
+        extras = self.current_environ.extras
+        plugin = extras.get(Extras.CCL_PLUGIN_MODULE)
         if plugin and CCL in methods:
             cmd += ["--plugin", plugin]
+        library = (extras.get(Extras.CCL_NET_CHECK) or {}).get("library")
+        if library and CCL in methods:  # the plugin must load before the payload starts
+            cmd += ["--net-plugin", library]
         return [" ".join(cmd) + " || exit $?"]
 
     def command(self):
@@ -334,10 +379,23 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
         """External references (ReFrame 4.10 '$ref'): <reference dir>/<system>.yaml, indexed by
         partition and method.  The directory is RFM_REFERENCE_PREFIX if set, else
         GPUCOMM_REFERENCE_DIR, else the repository's config/references/ (references_dir: the
-        nearest above the check's file, so checks in a subdirectory of checks/ find it too)."""
+        nearest above the check's file, so checks in a subdirectory of checks/ find it too).
+        The paper's measurements (the checks the file lists under constants.PAPER_REFERENCES)
+        judge only with the paper's settings (-S paper_tuning=y, the paper mode): elsewhere
+        their values are shown beside the measurement without bounds (information_only), since
+        the paper measured with its own tuned stacks."""
         path = self.reference_file()
-        if path:
+        if not path:
+            return
+        if self.references_judge(path):
             self.reference = {"$ref": path}
+        else:
+            self.reference = information_only(read_references(path).get(type(self).__name__) or {})
+
+    def references_judge(self, path):
+        """Whether the references of ``path`` judge this run (see set_references)."""
+        paper = read_references(path).get(PAPER_REFERENCES) or []
+        return self.paper_tuning or type(self).__name__ not in paper
 
     def reference_index(self):
         """Index values of this check in the reference YAML ('$partition' and variables)."""
@@ -349,9 +407,7 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
         where = self.current_partition.fullname
         if not path:
             return f"no reference file for {self.current_system.name}"
-        import yaml
-        with open(path) as fp:
-            node = (yaml.safe_load(fp) or {}).get(type(self).__name__)
+        node = read_references(path).get(type(self).__name__)
         if not node:
             return f"no reference for {type(self).__name__} on {where} yet"
         for key in node.get("$index", ["$partition"]):
@@ -363,12 +419,18 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
         return ""
 
     def note_missing_reference(self):
-        """Say in the description when the check has no reference here (a pass then checks
-        the run only, not its numbers): the bring-up procedure of docs/sites/*.md makes one."""
+        """Say in the description, and in the perflog (``reference_note``), when the check has
+        no reference here (a pass then checks the run only, not its numbers: the bring-up
+        procedure of docs/sites/*.md makes one), or when its references are the paper's, shown
+        as information outside the paper mode."""
+        recipe = self.recipe()
         self.reference_note = self.missing_reference()
         if self.reference_note:
-            recipe = self.recipe()
             self.descr += f" [{self.reference_note}" + (f": bring-up in {recipe}]" if recipe else "]")
+        elif not self.references_judge(self.reference_file()):
+            self.reference_note = ("the paper's figures, as information: they judge only in the "
+                                   "paper mode (--mode paper)")
+            self.descr += f" [{self.reference_note}]"
 
     def reference_file(self):
         """The system's reference YAML (see set_references), or None."""
@@ -406,9 +468,8 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
         if net and CCL in self.run_methods():
             steps.append(ccl_net_ok(NCCL_DEBUG_GLOB, net.get("pattern"), net.get("fallback_pattern"),
                                     self.current_environ.extras.get(Extras.CCL_PLUGIN_MODULE, "")))
-        if self.multi_node and self.placement != ANY_PLACEMENT:
-            steps.append(placement_ok(self.results_path(), self.placement,
-                                      self.current_partition.extras.get(Extras.TOPOLOGY)))
+        if self.checks_placement():
+            steps.append(self.placement_proof(self.results_path()))
         return steps
 
     def perf_functions(self):

@@ -8,19 +8,37 @@ check and the native checks are built from them.
 
 import os
 
+import reframe.utility.sanity as sn
+import reframe.utility.typecheck as typ
 from reframe.core.builtins import run_before, variable
 from reframe.core.exceptions import ReframeError
+from reframe.core.logging import getlogger
 from reframe.core.pipeline import RegressionTestPlugin
 
-from ..constants import ANY_PLACEMENT, CCL, Extras
+from ..constants import ACCOUNT_UNSET, ANY_PLACEMENT, CCL, Extras
+from ..site import placement
 from ..site.siteconf import BIND_WRAPPER
 from . import setvars
+from .sanity import placement_ok, read_meta
+
+#: the warnings already given in this ReFrame session (warn_once)
+_WARNED = set()
+
+
+def warn_once(message):
+    """One WARNING line per session for ``message``, however many checks meet it (a dry run
+    of a site without GPUCOMM_PYTHON: one line, not one per job script)."""
+    if message not in _WARNED:
+        _WARNED.add(message)
+        getlogger().warning(message)
 
 
 #: where a method's NCCL/RCCL debug log goes (NCCL_DEBUG_FILE, per host and process, in the
 #: stage directory): the network-plugin proof greps these, the payload's stdout stays clean
 NCCL_DEBUG_FILE = "gpucomm_nccl_debug.%h.%p.log"
 NCCL_DEBUG_GLOB = "gpucomm_nccl_debug.*.log"
+#: what Slurm says of a multi-node job's switches (MultiNode.topology_cmds), in the stage directory
+TOPOLOGY_FILE = "gpucomm_topology.txt"
 
 
 def is_bind_wrapper(option):
@@ -48,16 +66,17 @@ def method_env(extras, method):
 
 
 def env_groups(envs):
-    """[(methods, merged env)]: ``envs`` ({method: {VAR: value}}, in run order) merged into as
-    few groups as possible, no two methods of a group disagreeing on a variable (first fit, in
-    order).  One group = one launch; e.g. on Cray MPICH, MPICH_GPU_SUPPORT_ENABLED=1 for
-    gpu-aware-mpi against 0 for the host-buffer methods and ccl gives two."""
+    """[(methods, env)]: ``envs`` ({method: {VAR: value}}, in run order) grouped by equal
+    environments (in order of first appearance).  One group = one launch, so each method runs
+    with its own variables only: NCCL's and libfabric's (FI_CXI_*) for ccl, NVSHMEM's for
+    nvshmem, never for the MPI methods, whose Cray MPICH reads FI_CXI_* too; each with its own
+    GPU binding (the partition's, part of the environment: one GPU per task, ipc-copy every
+    GPU of the node)."""
     groups = []
     for method, env in envs.items():
-        for methods, merged in groups:
-            if all(merged.get(k, v) == v for k, v in env.items()):
+        for methods, same in groups:
+            if same == env:
                 methods.append(method)
-                merged.update(env)
                 break
         else:
             groups.append(([method], dict(env)))
@@ -72,9 +91,9 @@ class SiteOptions(RegressionTestPlugin):
       per-task GPU isolation for ipc-copy);
     * ``job_options``: list of extra scheduler options;
     * ``method_env_vars``: {method or 'default': {VAR: value}}: the partition's (the per-task
-      binding) for ``site_method()``, the environment's for every method the job runs
-      (``run_methods()``), merged; methods whose variables conflict run in separate launches
-      (``env_groups``; the health sweep);
+      binding) and the environment's, for every method the job runs (``run_methods()``);
+      methods whose variables differ run in separate launches (``env_groups``; the health
+      sweep);
     * ``ccl_net_check``: for ccl, its ``env`` and NCCL_DEBUG_FILE (the proof that NCCL/RCCL chose
       the network plugin, read by the sanity);
     * ``paper_method_env_vars`` (with ``-S paper_tuning=y``, the paper mode) and the InfiniBand
@@ -102,7 +121,7 @@ class SiteOptions(RegressionTestPlugin):
     ``preflight_cmds(methods)`` ([]), ``more_launches(groups)`` (a second group is an error).
     """
 
-    #: apply the paper's per-method tuning (extras['paper_method_env_vars'] on one node,
+    #: apply the paper's per-method tuning (extras['paper_method_env_vars'],
     #: extras['paper_service_levels'] between nodes); the paper mode sets it
     paper_tuning = variable(setvars.boolean("paper_tuning"), value=False)
     #: InfiniBand service level for NCCL and UCX (-1: the fabric's default); only where the
@@ -129,6 +148,18 @@ class SiteOptions(RegressionTestPlugin):
         return launcher_options(self.current_partition.extras, self.current_environ.extras,
                                 self.site_method())
 
+    def check_account(self):
+        """Where the site requires a Slurm account and none was given (the partition's access
+        holds constants.ACCOUNT_UNSET, site.siteconf.slurm_access): a run fails at setup saying
+        so; a dry run writes the placeholder and says so once."""
+        if not any(ACCOUNT_UNSET in str(o) for o in self.current_partition.access):
+            return
+        why = (f"no Slurm account for {self.current_system.name}, which requires one: set "
+               "SBATCH_ACCOUNT=<project>")
+        if not self.is_dry_run():
+            raise ReframeError(why)
+        warn_once(f"{why}; the job scripts say --account={ACCOUNT_UNSET}")
+
     def check_service_level(self):
         """A one-line error for -S service_level out of InfiniBand's 0-15 (-1: the fabric's
         default) or on a partition without one."""
@@ -142,35 +173,47 @@ class SiteOptions(RegressionTestPlugin):
 
     def effective_service_level(self):
         """-S service_level, else (paper tuning, several nodes) the paper's for this check's
-        family, else None."""
+        family (extras['paper_service_levels']: {family: SL, or [[max nodes, SL], ...]
+        ascending, the first whose bound is >= the job's nodes}), else None."""
         if self.service_level >= 0:
             return self.service_level
         levels = self.current_environ.extras.get(Extras.PAPER_SERVICE_LEVELS)
-        if self.paper_tuning and levels and getattr(self, "multi_node", False):
-            level = levels.get(self.paper_family(), levels.get("default"))
-            level = level[0] if isinstance(level, (list, tuple)) else level
-            return None if level is None else int(level)
-        return None
+        if not (self.paper_tuning and levels and getattr(self, "multi_node", False)):
+            return None
+        level = levels.get(self.paper_family(), levels.get("default"))
+        if isinstance(level, (list, tuple)):
+            level = next((sl for bound, sl in level if self.num_nodes <= bound), None)
+        return None if level is None else int(level)
 
     def env_of(self, method):
-        """The environment's variables for ``method``: its method_env_vars entry, the ccl
-        network proof, the paper's tuning where it applies, the service level."""
+        """The variables of a launch of ``method``: the partition's method_env_vars entry (the
+        per-task binding), the environment's, the ccl network proof, the paper's tuning where it
+        applies, the service level."""
         extras = self.current_environ.extras
-        env = method_env(extras, method)
+        env = method_env(self.current_partition.extras, method)
+        env.update(method_env(extras, method))
         net = extras.get(Extras.CCL_NET_CHECK)
         if method == CCL and net:
             env.update({k: str(v) for k, v in net.get("env", {}).items()})
             env["NCCL_DEBUG_FILE"] = NCCL_DEBUG_FILE
-        paper = extras.get(Extras.PAPER_METHOD_ENV_VARS, {}).get(method)
-        if self.paper_tuning and paper and not getattr(self, "multi_node", False):
-            ops = paper.get("ops")
-            if not ops or getattr(self, "op", None) in ops:
-                env.update({k: str(v) for k, v in paper.get("env", {}).items()})
+        if self.paper_tuning:
+            for entry in self.paper_entries(extras, method):
+                env.update({k: str(v) for k, v in entry.get("env", {}).items()})
         level = self.effective_service_level()
         if level is not None:
             for var in self.current_partition.extras.get(Extras.SERVICE_LEVEL_VARS, []):
                 env[var] = str(level)
         return env
+
+    def paper_entries(self, extras, method):
+        """The entries of extras['paper_method_env_vars'][method] that apply to this job: an
+        entry (or a list of them) is {env, ops: the operations it is for (all if absent),
+        single_node: only on one node (any node count if absent)}."""
+        entries = extras.get(Extras.PAPER_METHOD_ENV_VARS, {}).get(method) or []
+        entries = [entries] if isinstance(entries, dict) else list(entries)
+        op, several = getattr(self, "op", None), getattr(self, "multi_node", False)
+        return [e for e in entries if (not e.get("ops") or op in e["ops"])
+                and not (e.get("single_node") and several)]
 
     def launch_groups(self):
         """[(methods, env)]: one launch each (env_groups over run_methods())."""
@@ -183,10 +226,11 @@ class SiteOptions(RegressionTestPlugin):
         for extras in (part, environ):
             self.job.options += list(extras.get(Extras.JOB_OPTIONS, []))
         self.job.launcher.options += self.site_launcher_options()
-        self.env_vars.update(method_env(part, self.site_method()))
         groups = self.launch_groups()
         self.env_vars.update(groups[0][1])
-        self.prerun_cmds = self.preflight_cmds(groups[0][0]) + list(self.prerun_cmds)
+        # the preflight, then (MultiNode) what Slurm says of the nodes' switches
+        self.prerun_cmds = (self.preflight_cmds(groups[0][0]) + self.topology_cmds() +
+                            list(self.prerun_cmds))
         self.more_launches(groups)
 
     def preflight_cmds(self, methods):
@@ -197,7 +241,7 @@ class SiteOptions(RegressionTestPlugin):
         """Launch every group after the first (the health sweep); one group here."""
         if len(groups) > 1:
             raise ReframeError("methods " + " / ".join(",".join(m) for m, _ in groups) +
-                               " need conflicting environment variables: run them separately")
+                               " need different environment variables: run them separately")
 
 
 class MultiNode(RegressionTestPlugin):
@@ -216,6 +260,9 @@ class MultiNode(RegressionTestPlugin):
     #: explicit Slurm node list for a multi-node job (e.g. nid[001056,001058]); replaces the
     #: partition's placement option
     nodelist = variable(str, value="")
+    #: which record proved the placement (set by the sanity: SLURM_TOPOLOGY_ADDR, or
+    #: ``scontrol show topology`` and the switch that connects the nodes)
+    placement_source = variable(str, value="", loggable=True)
 
     @property
     def emulated(self):
@@ -226,6 +273,38 @@ class MultiNode(RegressionTestPlugin):
     def multi_node(self):
         """Whether the job spans several real nodes."""
         return self.num_nodes > 1 and not self.emulate_nodes
+
+    def checks_placement(self):
+        """Whether the run must prove its nodes' placement (several real nodes, one asked for)."""
+        return self.multi_node and self.placement != ANY_PLACEMENT
+
+    def topology_cmds(self):
+        """The job-script line that records, where the placement is checked on Slurm, the
+        switches that connect all the job's nodes as Slurm itself reports them
+        (site.placement), for the sanity where the tasks got no SLURM_TOPOLOGY_ADDR."""
+        if not self.checks_placement() or self.current_partition.scheduler.registered_name != "slurm":
+            return []
+        self.keep_files = list(self.keep_files) + [TOPOLOGY_FILE]
+        return [f'{placement.SOURCE} "$SLURM_JOB_NODELIST" > {TOPOLOGY_FILE} 2>&1 || true']
+
+    @sn.deferrable
+    def placement_proof(self, results_path):
+        """True if the nodes sit where ``placement`` asked (sanity.placement_ok): by the
+        payload's record (SLURM_TOPOLOGY_ADDR), else by the job's ``scontrol show topology``;
+        ``placement_source`` says which."""
+        meta = read_meta(results_path).get("placement") or {}
+        proof = None
+        if meta.get("distance") == "unknown":
+            try:
+                with open(os.path.join(self.stagedir, TOPOLOGY_FILE)) as fp:
+                    proof = placement.placement_of_switches(fp.read())
+            except OSError:
+                proof = ("unknown", f"{placement.SOURCE}: no {TOPOLOGY_FILE}")
+        known = [src for dist, src in (proof or ("unknown", ""), (meta.get("distance"), meta.get("source")))
+                 if dist not in (None, "unknown")]
+        self.placement_source = known[0] if known else ""
+        return sn.evaluate(placement_ok(results_path, self.placement,
+                                        self.current_partition.extras.get(Extras.TOPOLOGY), proof))
 
     def placement_options(self):
         """Scheduler options that put the job's nodes where ``placement`` asks (None: the

@@ -229,13 +229,15 @@ def sweep_ok(stdout, stderr, methods, sizes, launches_expected=1):
 
 
 @sn.deferrable
-def placement_ok(results_path, wanted, topology=None):
+def placement_ok(results_path, wanted, topology=None, proof=None):
     """True if the payload's nodes sit where ``wanted`` (a placement) asked; a SanityError naming
     the nodes and their distance where they do not; and a skip (SkipTestError, which ReFrame
     takes in the sanity stage too) naming the reason where the job cannot tell (distance
     'unknown', e.g. no SLURM_TOPOLOGY_ADDR): an unconfirmed placement is never a pass.  Where
-    the partition says Slurm reports the topology (``topology``, its extras['topology'], e.g.
-    'tree'), an unknown placement is a SanityError: something hid what Slurm said."""
+    the payload's record is unknown, ``proof`` ((distance, source) from another record of the
+    job, site.placement) decides, its source named.  Where the partition says Slurm reports the
+    topology (``topology``, its extras['topology'], e.g. 'tree'), an unknown placement is a
+    SanityError: something hid what Slurm said."""
     if wanted == ANY_PLACEMENT:
         return True
     try:
@@ -243,6 +245,10 @@ def placement_ok(results_path, wanted, topology=None):
             placement = json.load(fp)["meta"]["placement"]
     except (OSError, ValueError, KeyError) as exc:
         raise SanityError(f"no placement record in {os.path.basename(results_path)}: {exc}")
+    if placement["distance"] == "unknown" and proof:
+        known = proof[0] != "unknown"
+        source = proof[1] if known else f"{placement.get('source')}; {proof[1]}"
+        placement = dict(placement, distance=proof[0], source=source)
     got = placement["distance"]
     if got == "unknown" and topology:
         raise SanityError(f"placement {wanted} asked for, but the job cannot confirm it "

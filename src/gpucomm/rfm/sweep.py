@@ -11,12 +11,13 @@ partition and operation.
 Which methods run is decided by rfm.availability, as for the per-method checks; a method left
 out is named, with its reason, in the check's description.
 
-Each method gets its own environment variables (the environment's method_env_vars, the ccl
-network proof): they are merged for one launch, and methods that need different values of one
-variable (Cray MPICH: MPICH_GPU_SUPPORT_ENABLED=1 for gpu-aware-mpi, 0 for the host-buffer
-methods and ccl) run in further launches of the same job (rfm.mixins.env_groups), each after its
-own preflight, with its variables set and the previous launch's unset, writing
+Each method gets its own environment variables and GPU binding (the partition's and the
+environment's method_env_vars, the ccl network proof): methods whose variables are the same share
+a launch, the others run in further launches of the same job (rfm.mixins.env_groups), each after
+its own preflight, with its variables set and the previous launch's unset, writing
 gpucomm_results.<k>.json; the sanity requires every launch to finish and every method to pass.
+A method the environment leaves out of the sweep (extras['sweep_left_out']) is named with its
+reason, as one that cannot run.
 """
 
 import shlex
@@ -25,9 +26,9 @@ import reframe.utility.sanity as sn
 from reframe.core.builtins import variable
 from reframe.core.exceptions import ReframeError
 
-from ..constants import BW, HOST, IPC_COPY, METHODS, PINGPONG
+from ..constants import BW, HOST, METHODS, PINGPONG
 from ..contract import HEALTH_PERF_POINTS, RESULTS_FILE, by_method_size
-from .availability import unavailable
+from .availability import sweep_unavailable
 from .base import GpucommCheck
 from .sanity import point_value, sweep_ok
 
@@ -82,8 +83,8 @@ class SweepCheck(GpucommCheck):
         wanted = self.wanted_methods()
         run, left_out = [], {}
         for m in wanted:
-            why = unavailable(m, self.op, self.current_partition, self.current_environ,
-                              self.num_tasks_per_node, self.multi_node)
+            why = sweep_unavailable(m, self.op, self.current_partition, self.current_environ,
+                                    self.num_tasks_per_node, self.multi_node)
             if why:
                 left_out[m] = why
             else:
@@ -110,7 +111,7 @@ class SweepCheck(GpucommCheck):
     def description_of_groups(self, groups):
         if len(groups) > 1:
             self.descr += " (launches: " + " | ".join(",".join(m) for m, _ in groups) + \
-                          ": their environment variables conflict)"
+                          ": their environment variables differ)"
 
     def command(self):
         exe, opts = super().command()
@@ -141,11 +142,6 @@ class SweepCheck(GpucommCheck):
             lines.append(" ".join([launcher, self.executable] + [shlex.quote(o) for o in opts]))
         self.postrun_cmds = lines + list(self.postrun_cmds)
         self.launch_count = len(groups)
-
-    def site_method(self):
-        # one launch for every method: the binding that lets ipc-copy's ranks see each other's
-        # GPUs (every rank still drives GPU = local rank) suits all of them
-        return IPC_COPY if IPC_COPY in self.method_list else "default"
 
     def sanity_ok(self):
         return sn.all(self.sanity_steps([sweep_ok(str(self.stdout), str(self.stderr), self.method_list,

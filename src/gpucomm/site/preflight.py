@@ -22,7 +22,11 @@ It checks, in order, and stops at the first thing missing:
   first GPU-aware call aborts with "GTL library is not linked";
 * for a GPU method: cupy imports and sees a device;
 * for ccl: cupy's NCCL/RCCL binding finds the library (with the plugin module named, when the
-  environment configures one).
+  environment configures one);
+* for ccl where the environment names NCCL/RCCL's network plugin library (``--net-plugin``, e.g.
+  libnccl-net.so): it loads, by name, as NCCL/RCCL open it (dlopen through the job's library
+  path).  Otherwise NCCL falls back to its socket transport, or, with NCCL_NET naming the
+  plugin, fails at init ("Failed to initialize any NET plugin"), both well after the launch.
 
 Output: one ``GPUCOMM-PREFLIGHT {json}`` line on stdout (what was found, ``ok``), and on failure
 one ``gpucomm: error: preflight: ...`` line on stderr that names the recipe; exit code 3
@@ -30,6 +34,7 @@ one ``gpucomm: error: preflight: ...`` line on stderr that names the recipe; exi
 """
 
 import argparse
+import ctypes
 import importlib
 import json
 import os
@@ -48,14 +53,18 @@ class Missing(Exception):
     """Something the payload needs is not there (the message says what)."""
 
 
-def gtl_loaded(maps_path="/proc/self/maps"):
-    """Names of the libmpi_gtl_* libraries mapped into this process ([] if none)."""
+def mapped(part, maps_path="/proc/self/maps"):
+    """Paths of the libraries mapped into this process whose name contains ``part``."""
     try:
         with open(maps_path) as fp:
-            paths = {line.split()[-1] for line in fp if "libmpi_gtl_" in line}
+            return sorted({line.split()[-1] for line in fp if part in line.split()[-1]})
     except OSError:
         return []
-    return sorted(os.path.basename(p) for p in paths)
+
+
+def gtl_loaded(maps_path="/proc/self/maps"):
+    """Names of the libmpi_gtl_* libraries mapped into this process ([] if none)."""
+    return sorted({os.path.basename(p) for p in mapped("libmpi_gtl_", maps_path)})
 
 
 def check_gpucomm(info):
@@ -105,7 +114,19 @@ def check_ccl(info, plugin=""):
     info["ccl_plugin_module"] = plugin or None
 
 
-def preflight(methods, plugin="", environ=os.environ, maps_path="/proc/self/maps"):
+def check_net_plugin(info, library, plugin="", maps_path="/proc/self/maps"):
+    """NCCL/RCCL's network plugin ``library`` loads here, by name as NCCL/RCCL dlopen it (NCCL
+    and RCCL src/plugin/plugin_open.cc): else Missing with the loader's reason and the module
+    that provides it."""
+    try:
+        ctypes.CDLL(library, mode=os.RTLD_NOW | os.RTLD_LOCAL)
+    except OSError as exc:
+        load = f": load the plugin module {plugin}" if plugin else ""
+        raise Missing(f"the NCCL/RCCL network plugin {library} does not load ({exc}){load}") from None
+    info["net_plugin"] = mapped(os.path.splitext(library)[0], maps_path) or [library]
+
+
+def preflight(methods, plugin="", environ=os.environ, maps_path="/proc/self/maps", net_plugin=""):
     """({what was found}, None) or ({...}, reason): the checks above, in order."""
     info = {"python": sys.executable, "methods": list(methods)}
     try:
@@ -115,6 +136,8 @@ def preflight(methods, plugin="", environ=os.environ, maps_path="/proc/self/maps
             check_gpu(info)
         if CCL in methods:
             check_ccl(info, plugin)
+            if net_plugin:
+                check_net_plugin(info, net_plugin, plugin, maps_path)
     except Missing as exc:
         return info, str(exc)
     except ImportError as exc:  # gpucomm itself
@@ -129,12 +152,14 @@ def main(argv=None):
     parser.add_argument("--recipe", default="",
                         help="the site's recipe (docs/sites/<site>.md), named when something is missing")
     parser.add_argument("--plugin", default="", help="NCCL/RCCL network plugin module, for the message")
+    parser.add_argument("--net-plugin", default="", metavar="LIBRARY",
+                        help="NCCL/RCCL network plugin library that must load for ccl (e.g. libnccl-net.so)")
     args = parser.parse_args(argv)
     methods = [m for m in args.method.split(",") if m]
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
         parser.error(f"unknown method {', '.join(unknown)}; choose from {', '.join(METHODS)}")
-    info, reason = preflight(methods, args.plugin)
+    info, reason = preflight(methods, args.plugin, net_plugin=args.net_plugin)
     info["ok"] = reason is None
     if reason:
         info["error"] = reason

@@ -9,7 +9,8 @@ import os
 import shlex
 
 from ..errors import GpucommError
-from ..constants import GPU_AWARE_FULL, GPU_AWARE_LEVELS, GPU_AWARE_NONE, LOCAL_MPIRUN_OPTIONS_ENV, PYTHON_UNSET
+from ..constants import (ACCOUNT_UNSET, GPU_AWARE_FULL, GPU_AWARE_LEVELS, GPU_AWARE_NONE,
+                         LOCAL_MPIRUN_OPTIONS_ENV, PYTHON_UNSET)
 
 #: Slurm's own input variables for sbatch.  ReFrame unsets every SBATCH_* variable before it
 #: calls sbatch (reframe.core.schedulers.slurm.SlurmJobScheduler.sbatch), so the ones a user
@@ -25,12 +26,17 @@ BIND_WRAPPER = "gpucomm-bind"
 BIND_PREFIX = "GPUCOMM_BIND_"
 
 
-def slurm_access(default_partition, *extra):
+def slurm_access(default_partition, *extra, account_required=False):
     """Partition ``access`` options: the site's partition unless SBATCH_PARTITION says
     otherwise, plus --account/--qos/--reservation from SBATCH_ACCOUNT/SBATCH_QOS/
-    SBATCH_RESERVATION when set (never a hard-coded person or project), plus ``extra``."""
+    SBATCH_RESERVATION when set (never a hard-coded person or project), plus ``extra``.
+    Where the site requires an account (``account_required``) and SBATCH_ACCOUNT is unset,
+    --account is constants.ACCOUNT_UNSET: a dry run shows the line to fill in, a run fails at
+    setup (rfm.mixins.SiteOptions.check_account)."""
     env = dict(os.environ)
     env.setdefault("SBATCH_PARTITION", default_partition)
+    if account_required and not env.get("SBATCH_ACCOUNT"):
+        env["SBATCH_ACCOUNT"] = ACCOUNT_UNSET
     opts = [f"{flag}={env[var]}" for var, flag in SLURM_INPUT_VARS if env.get(var)]
     return opts + list(extra)
 
@@ -71,8 +77,9 @@ def env_list(variables):
 def python(required=False):
     """Interpreter for the payload on a site: GPUCOMM_PYTHON (a venv with gpucomm, mpi4py
     built against the site MPI, and cupy); else, where the site's own python3 cannot run the
-    payload (``required``: Alps, Leonardo, LUMI), constants.PYTHON_UNSET, on which a check
-    fails at setup naming the site's recipe; else python3 from the loaded environment."""
+    payload (``required``: Alps, Leonardo, LUMI), constants.PYTHON_UNSET, on which a run
+    fails at setup naming the site's recipe and a dry run writes constants.PYTHON_PLACEHOLDER;
+    else python3 from the loaded environment."""
     return os.environ.get("GPUCOMM_PYTHON") or (PYTHON_UNSET if required else "python3")
 
 

@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from gpucomm.constants import ACCOUNT_UNSET, PYTHON_PLACEHOLDER
-from reframe_helpers import REPO, clean_env, job_script, reframe, report_cases
+from reframe_helpers import NODESTATE_CHECKS, REPO, clean_env, job_script, reframe, report_cases
 from test_sites import ACCOUNT, SITES, VENV_PYTHON, site_env
 
 SYSTEMS = tuple(SITES)
@@ -153,8 +153,10 @@ def test_readme_site_example_runs_as_written(tmp_path):
             [(c["display_name"], c["fail_reason"]) for c in cases if c["result"] == "fail"]
         for case in ran:
             script = job_script(case)
-            assert "#SBATCH --account=g123" in script and f" {python} -m gpucomm " in script
-    assert {c["display_name"].split()[0] for c in health} == {"HealthCheck", "PairMatrixCheck"}
+            module = "gpucomm.site.nodestate" if case["name"].split()[0] in NODESTATE_CHECKS else "gpucomm"
+            assert "#SBATCH --account=g123" in script and f"{python} -m {module} " in script
+    assert {c["display_name"].split()[0] for c in health} == {"HealthCheck", "PairMatrixCheck",
+                                                               *NODESTATE_CHECKS}
     assert not warnings(run.stdout, "SBATCH_ACCOUNT")
     assert len(warnings(run.stdout, "GPUCOMM_PYTHON")) == 1  # the first dry run's, once
 
@@ -285,12 +287,14 @@ def test_paper_tuning_is_complete_and_only_in_paper_mode(tmp_path, system):
     workaround and NCCL_NCHANNELS_PER_NET_PEER=4 that CSCS's own NCCL check sets."""
     from test_sites import PAPER_ENV
     regex = "^(PingPongCheck|AllToAllScalingCheck)%method=(ccl|host|gpu-aware-mpi)"
-    for mode in ("paper", "acceptance"):
+    # acceptance runs its one-node checks per node and its multi-node ones in acceptance-network
+    nodes_seen = {}
+    for mode in ("paper", "acceptance", "acceptance-network"):
         out, cases = _run(tmp_path / mode, system, "--mode", mode, "-n", regex, "--dry-run",
                           env=site_env())
         assert out.returncode == 0, out.stdout[-3000:]
         ran = [c for c in cases if c["result"] == "pass"]
-        assert {c["num_nodes"] > 1 for c in ran} == {False, True}
+        nodes_seen.setdefault(mode.split("-")[0], set()).update(c["num_nodes"] > 1 for c in ran)
         for case in ran:
             lines = job_script(case).splitlines()
             for var, value in PAPER_ENV[system].get(case["method"], {}).items():
@@ -300,6 +304,7 @@ def test_paper_tuning_is_complete_and_only_in_paper_mode(tmp_path, system):
                 for var, value in (("FI_CXI_RDZV_GET_MIN", 0), ("FI_CXI_RDZV_THRESHOLD", 0),
                                    ("FI_CXI_RDZV_EAGER_SIZE", 0), ("NCCL_NCHANNELS_PER_NET_PEER", 4)):
                     assert f"export {var}={value}" in lines, case["display_name"]
+    assert nodes_seen == {"paper": {False, True}, "acceptance": {False, True}}
 
 
 # -- the paper's references judge in the paper mode only -----------------------------------
@@ -345,6 +350,7 @@ def test_checks_without_a_public_figure_say_no_reference_yet(tmp_path, system):
     runs = {"acceptance": ["--mode", "acceptance", "-n", "^(BwCheck|MultiPingPongCheck%method=(staging|ccl)"
                            "|AllToAllScalingCheck%method=ccl)", "-S", "max_nodes=512"],
             "health": ["--mode", "health"], "noise": ["--mode", "noise"]}
+    runs["acceptance-network"] = ["--mode", "acceptance-network", *runs["acceptance"][2:]]
     seen = set()
     for name, args in runs.items():
         out, cases = _run(tmp_path / name, system, *args, "--dry-run", env=site_env())
@@ -353,6 +359,8 @@ def test_checks_without_a_public_figure_say_no_reference_yet(tmp_path, system):
             if case["result"] != "pass":
                 continue
             check = case["name"].split()[0]
+            if check in NODESTATE_CHECKS:  # the hardware, no perf variable to reference
+                continue
             big = check == "AllToAllScalingCheck" and case["num_nodes"] >= 128 and system != "leonardo"
             paper = (check == "MultiPingPongCheck" and case["method"] == "ccl" and case["pairs"] == "all"
                      and system != "lumi") or (check == "AllToAllScalingCheck" and not big)

@@ -15,7 +15,7 @@ import runpy
 import pytest
 
 from gpucomm.constants import PYTHON_PLACEHOLDER
-from reframe_helpers import REPO, clean_env, job_script
+from reframe_helpers import NICPATH_CHECKS, NODESTATE_CHECKS, REPO, clean_env, job_script
 from reframe_helpers import dry_runs as dry_run_all
 from test_sites import ACCOUNT, PAPER_ENV, SITES, TOPOLOGY_LINE, VENV_PYTHON, launch_environments
 
@@ -63,6 +63,9 @@ def _assert_reads_right(system, mode, venv, case):
         assert f"module load {module}" in lines, f"{name}: {module}"
     for option in site.job_options:
         assert f"#SBATCH {option}" in lines, f"{name}: {option}"
+    if case["name"].split()[0] in NODESTATE_CHECKS:  # no launch: the reader runs in the script
+        assert f"{python} -m gpucomm.site.nodestate --expect" in script, name
+        return
     launches = launch_environments(script)
     assert launches, name
     srun = [i for i, ln in enumerate(lines) if ln.startswith("srun ") and " -m gpucomm " in ln]
@@ -72,7 +75,8 @@ def _assert_reads_right(system, mode, venv, case):
                                                 f"{','.join(methods)} "), f"{name}: {lines[i]}"
         assert f" {python} -m gpucomm " in lines[i], name
         for method, prefixes in OWN_PREFIXES.items():
-            if method not in methods:  # the service level is every method's (conf/leonardo.sh)
+            # NicPathCheck pins MPICH's NIC through libfabric too (FI_CXI_DEVICE_NAME), on purpose
+            if method not in methods and case["name"].split()[0] not in NICPATH_CHECKS:  # the service level is every method's (conf/leonardo.sh)
                 own = [v for v in env if v.startswith(prefixes) and v not in SERVICE_LEVEL_VARS]
                 assert not own, f"{name} {methods}: {own} are {method}'s"
         if "ccl" in methods:

@@ -19,7 +19,6 @@ The pipeline is one hook per stage, each calling named steps that a subclass ext
 
 import math
 import os
-import sys
 
 import reframe as rfm
 import reframe.utility.sanity as sn
@@ -28,14 +27,14 @@ from reframe.core.exceptions import ReframeError
 
 from ..constants import (ANY_PLACEMENT, BW, CCL, COLLECTIVES, HOST, LOOP_AUTO, LOOP_CHOICES,
                          METHOD_REQUIREMENTS, MULTI_PINGPONG, PAPER_REFERENCES, PLACEMENTS,
-                         PYTHON_PLACEHOLDER, PYTHON_UNSET, Extras)
+                         Extras)
 from ..contract import PERF_POINTS, RESULTS_FILE
 from ..errors import GpucommError
 from ..sizes import parse_sizes
 from . import setvars
 from .availability import gpus_per_node, missing_mpi, selection, unavailable
 from .hooks import hook_error
-from .mixins import NCCL_DEBUG_GLOB, MultiNode, SiteOptions, warn_once
+from .mixins import NCCL_DEBUG_GLOB, MultiNode, SiteOptions, site_interpreter
 from .sanity import ccl_net_ok, payload_ok, point_value, preflight_ok
 
 
@@ -295,22 +294,8 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
         return self.current_environ.extras.get(Extras.RECIPE, "")
 
     def interpreter(self):
-        """-S python, else the environment's extras['python'], else ReFrame's own.  Where a site
-        config marks it unset (constants.PYTHON_UNSET) a run fails at setup, and a dry run
-        writes constants.PYTHON_PLACEHOLDER instead (saying so once), so that the job scripts
-        can be read before the venv exists."""
-        python = self.python or self.current_environ.extras.get(Extras.PYTHON) or sys.executable
-        if python != PYTHON_UNSET:
-            return python
-        recipe = self.recipe() or "docs/sites/"
-        why = (f"no payload interpreter for {self.current_environ.name} on "
-               f"{self.current_system.name}: set GPUCOMM_PYTHON to the venv built per {recipe} "
-               "(or -S python=...)")
-        if not self.is_dry_run():
-            raise ReframeError(why)
-        placeholder = PYTHON_PLACEHOLDER.format(recipe=recipe)
-        warn_once(f"{why}; the job scripts name {placeholder} instead")
-        return placeholder
+        """The payload's interpreter: mixins.site_interpreter."""
+        return site_interpreter(self, self.recipe() or "docs/sites/", "payload interpreter")
 
     def preflight_cmds(self, methods):
         """The job script's preflight line for ``methods`` ([] with -S preflight=n): the

@@ -7,15 +7,15 @@ check and the native checks are built from them.
 """
 
 import os
+import sys
 
 import reframe.utility.sanity as sn
-import reframe.utility.typecheck as typ
 from reframe.core.builtins import run_before, variable
 from reframe.core.exceptions import ReframeError
 from reframe.core.logging import getlogger
 from reframe.core.pipeline import RegressionTestPlugin
 
-from ..constants import ACCOUNT_UNSET, ANY_PLACEMENT, CCL, Extras
+from ..constants import ACCOUNT_UNSET, ANY_PLACEMENT, CCL, PYTHON_PLACEHOLDER, PYTHON_UNSET, Extras
 from ..site import placement
 from ..site.siteconf import BIND_WRAPPER
 from . import setvars
@@ -31,6 +31,43 @@ def warn_once(message):
     if message not in _WARNED:
         _WARNED.add(message)
         getlogger().warning(message)
+
+
+def require_account(test):
+    """Where the site requires a Slurm account and none was given (the partition's access
+    holds constants.ACCOUNT_UNSET, site.siteconf.slurm_access): a run fails at setup saying so;
+    a dry run writes the placeholder and says so once."""
+    if not any(ACCOUNT_UNSET in str(o) for o in test.current_partition.access):
+        return
+    why = (f"no Slurm account for {test.current_system.name}, which requires one: set "
+           "SBATCH_ACCOUNT=<project>")
+    if not test.is_dry_run():
+        raise ReframeError(why)
+    warn_once(f"{why}; the job scripts say --account={ACCOUNT_UNSET}")
+
+
+def site_job_options(test):
+    """The partition's and the environment's own job options (extras['job_options'], e.g. Alps'
+    --uenv): every job of the site gets them, the payload's and the node-state reader's."""
+    return [o for extras in (test.current_partition.extras, test.current_environ.extras)
+            for o in extras.get(Extras.JOB_OPTIONS, [])]
+
+
+def site_interpreter(test, recipe, what):
+    """-S python, else the environment's extras['python'], else ReFrame's own.  Where a site
+    config marks it unset (constants.PYTHON_UNSET) a run fails at setup, and a dry run writes
+    constants.PYTHON_PLACEHOLDER instead (saying so once), so that the job scripts can be read
+    before the venv exists.  ``what``: the interpreter's job, for the reason."""
+    python = test.python or test.current_environ.extras.get(Extras.PYTHON) or sys.executable
+    if python != PYTHON_UNSET:
+        return python
+    why = (f"no {what} for {test.current_environ.name} on {test.current_system.name}: set "
+           f"GPUCOMM_PYTHON to the venv built per {recipe} (or -S python=...)")
+    if not test.is_dry_run():
+        raise ReframeError(why)
+    placeholder = PYTHON_PLACEHOLDER.format(recipe=recipe)
+    warn_once(f"{why}; the job scripts name {placeholder} instead")
+    return placeholder
 
 
 #: where a method's NCCL/RCCL debug log goes (NCCL_DEBUG_FILE, per host and process, in the
@@ -149,16 +186,8 @@ class SiteOptions(RegressionTestPlugin):
                                 self.site_method())
 
     def check_account(self):
-        """Where the site requires a Slurm account and none was given (the partition's access
-        holds constants.ACCOUNT_UNSET, site.siteconf.slurm_access): a run fails at setup saying
-        so; a dry run writes the placeholder and says so once."""
-        if not any(ACCOUNT_UNSET in str(o) for o in self.current_partition.access):
-            return
-        why = (f"no Slurm account for {self.current_system.name}, which requires one: set "
-               "SBATCH_ACCOUNT=<project>")
-        if not self.is_dry_run():
-            raise ReframeError(why)
-        warn_once(f"{why}; the job scripts say --account={ACCOUNT_UNSET}")
+        """mixins.require_account."""
+        require_account(self)
 
     def check_service_level(self):
         """A one-line error for -S service_level out of InfiniBand's 0-15 (-1: the fabric's
@@ -221,10 +250,7 @@ class SiteOptions(RegressionTestPlugin):
 
     @run_before("run")
     def apply_site_options(self):
-        part, environ = self.current_partition.extras, self.current_environ.extras
-        self.job.options += self.scheduler_options()
-        for extras in (part, environ):
-            self.job.options += list(extras.get(Extras.JOB_OPTIONS, []))
+        self.job.options += self.scheduler_options() + site_job_options(self)
         self.job.launcher.options += self.site_launcher_options()
         groups = self.launch_groups()
         self.env_vars.update(groups[0][1])

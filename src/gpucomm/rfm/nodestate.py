@@ -17,7 +17,6 @@ with the reader's lines (each naming the GPU and the link).
 import json
 import os
 import runpy
-import sys
 
 import reframe as rfm
 import reframe.utility.sanity as sn
@@ -26,9 +25,10 @@ from reframe.core.builtins import run_after, run_before, sanity_function, variab
 from reframe.core.exceptions import ReframeError, SanityError, SkipTestError
 import reframe.utility.typecheck as typ
 
-from ..constants import FEATURE_GPU, PYTHON_UNSET, Extras
+from ..constants import FEATURE_GPU, Extras
 from ..contract import NODESTATE_EXPECTED_FILE, NODESTATE_FILE, NODESTATE_TAG
 from .availability import gpus_per_node, selection
+from .mixins import require_account, site_interpreter, site_job_options
 
 #: the keys a class must give at least one of to be judged (config/nodeclasses.py)
 JUDGED_KEYS = ("gpu_model", "gpus", "links_up", "link_GBps", "pcie_gen", "pcie_width", "nics")
@@ -131,15 +131,15 @@ class NodeStateBase(rfm.RunOnlyRegressionTest):
 
     @run_before("run")
     def no_launcher(self):
-        # the batch script itself runs on the node: no MPI, no job step
+        # the batch script itself runs on the node: no MPI, no job step; the site's account
+        # and job options (Alps' uenv, where the reader's venv lives) as every job of the site
         self.job.launcher = getlauncher("local")()
+        require_account(self)
+        self.job.options += site_job_options(self)
 
     def interpreter(self):
-        python = self.python or self.current_environ.extras.get(Extras.PYTHON) or sys.executable
-        if python == PYTHON_UNSET:
-            raise ReframeError(f"no interpreter for the node-state reader on {self.current_system.name}: "
-                               "set GPUCOMM_PYTHON (or -S python=...)")
-        return python
+        return site_interpreter(self, self.current_environ.extras.get(Extras.RECIPE) or "docs/sites/",
+                                "payload interpreter")  # the payload venv: one warning for both
 
     @sanity_function
     def validate(self):

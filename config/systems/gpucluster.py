@@ -130,7 +130,12 @@ def _environment(name, plugin):
     if ucx:
         features.append("gpu-aware-mpi")
         srun, env = _ucx_env(ucx)
-        env.update({"UCX_TLS": "self,tcp,cuda_copy", "UCX_NET_DEVICES": IFACE})
+        env.update({"UCX_TLS": "self,tcp,cuda_copy", "UCX_NET_DEVICES": IFACE,
+                    # Open MPI's pml ucx takes UCX only over the transports and devices of its
+                    # own lists (pml_ucx_tls: verbs/mlx5/cuda_ipc/rocm_ipc; ompi_info --param pml
+                    # ucx): over tcp it declined ("tcp/eth0: did not match transport list,
+                    # support level is none") and MPI_Init ended the rank on the GPU machine
+                    "OMPI_MCA_pml_ucx_tls": "any", "OMPI_MCA_pml_ucx_devices": "any"})
         extras["method_env_vars"][GPU_AWARE_MPI] = env
         extras["method_launcher_options"][GPU_AWARE_MPI] = srun
     if plugin:

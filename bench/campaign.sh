@@ -384,6 +384,9 @@ stage_health() {
     local targs=("${reports[@]}")
     [ -n "${HEALTH_POOL:-}" ] && targs+=(--pool $HEALTH_POOL)
     [ -n "${HEALTH_FRESH_ONLY:-}" ] && targs+=(--fresh-only "$HEALTH_FRESH_ONLY")
+    # re-deriving references: a session that failed only its performance check against the
+    # references being re-derived stays in the pool (HEALTH_KEEP_REFERENCE_FAILURES=0: out)
+    [ "${HEALTH_KEEP_REFERENCE_FAILURES:-1}" = 1 ] && targs+=(--keep-reference-failures)
     x 300 "$PY" -m gpucomm tolerances "${targs[@]}" --pairs-pooled --yaml "$SD/tolerances.yaml" --md "$SD/tolerances.md" \
         > "$SD/tolerances.log" 2>&1
     echo "tolerances: rc=$? (health/tolerances.md, health/tolerances.yaml)"

@@ -59,3 +59,11 @@ def test_a_measurement_waits_for_the_shared_tests_and_holds_off_new_ones(tmp_pat
     for t in (first, measure, late):
         t.join(5)
     assert events == ["s1+", "s1-", "alone+", "alone-", "s2+", "s2-"], events
+
+
+def test_no_two_test_files_share_a_name():
+    """tests/ has no __init__.py files: two test modules of one basename collide at collection
+    ("import file mismatch") and neither runs."""
+    from collections import Counter
+    names = Counter(p.name for p in (REPO / "tests").rglob("test_*.py"))
+    assert [n for n, c in names.items() if c > 1] == []

@@ -32,9 +32,6 @@ OWN_PREFIXES = {"ccl": ("NCCL_", "FI_CXI_", "FI_MR_", "CXI_FORK_SAFE"), "nvshmem
 #: scheduler-side limits that keep these dry runs to a few minutes: the scaling checks to 8
 #: nodes in every mode (the paper mode's 512 are test_internode.py's)
 LIMIT = ["-S", "max_nodes=8"]
-#: without the venv only the interpreter differs, the same in every mode (rfm.mixins.
-#: site_interpreter): two modes show it, the health sweep's launches and acceptance's checks
-NO_VENV_MODES = ("health", "acceptance")
 
 
 def mode_runs(system, tmp_path_factory):
@@ -43,7 +40,7 @@ def mode_runs(system, tmp_path_factory):
     for venv in (True, False):
         env = clean_env(SBATCH_ACCOUNT=ACCOUNT, **({"GPUCOMM_PYTHON": VENV_PYTHON} if venv else {}))
         runs = {(system, mode, venv): ["--system", system, "-c", "checks/", "--mode", mode, *LIMIT]
-                for mode in (MODES if venv else NO_VENV_MODES)}
+                for mode in MODES}
         cases.update({(m, v): c for (_, m, v), c in dry_run_all(runs, tmp_path_factory, env).items()})
     return cases
 

@@ -17,6 +17,8 @@ The pipeline is one hook per stage, each calling named steps that a subclass ext
 * sanity: ``sanity_ok()``; performance: ``perf_functions()``.
 """
 
+import copy
+import functools
 import math
 import os
 
@@ -59,10 +61,19 @@ def contact():
 
 
 def read_references(path):
-    """The reference file ``path`` as a dict ({} if empty)."""
+    """The reference file ``path`` as a dict ({} if empty): a copy of the parse cached per file
+    version (every test case of a session reads its system's file several times)."""
+    st = os.stat(path)
+    return copy.deepcopy(_parsed_yaml(os.path.abspath(path), st.st_mtime_ns, st.st_size))
+
+
+@functools.lru_cache(maxsize=32)
+def _parsed_yaml(path, mtime_ns, size):
+    """``path`` parsed (libyaml's loader where PyYAML has it), once per (mtime, size)."""
     import yaml
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     with open(path) as fp:
-        return yaml.safe_load(fp) or {}
+        return yaml.load(fp, Loader=loader) or {}
 
 
 def information_only(node):

@@ -28,7 +28,6 @@ under the base name of each variable (``uni_256MiB``, ``bidir_256MiB``, ``conc_u
 """
 
 import reframe.utility.sanity as sn
-import yaml
 from reframe.core.builtins import variable
 from reframe.core.exceptions import ReframeError, SanityError
 
@@ -37,7 +36,7 @@ from ..contract import LATENCY, parse_output, record_value
 from ..errors import GpucommError
 from ..pairs import pair_class, pair_label, switch_distance, tournament
 from ..sizes import parse_sizes, size_label
-from .base import GpucommCheck
+from .base import GpucommCheck, read_references
 from .sanity import payload_ok, read_meta
 
 LATENCY_SIZE = 8
@@ -185,8 +184,7 @@ class PairMatrixBase(GpucommCheck):
         path = self.reference_file()
         if not path:
             return {}
-        with open(path) as fp:
-            entry = (yaml.safe_load(fp) or {}).get(type(self).__name__, {})
+        entry = read_references(path).get(type(self).__name__, {})
         return entry.get(self.current_partition.fullname, {}).get(self.method, {})
 
     def missing_reference(self):

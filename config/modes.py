@@ -20,7 +20,8 @@
   asked (docs/sites/*.md).
 
 The modes that keep results (health/nightly, acceptance, paper) add ``--timestamp`` (each session
-its own output/<timestamp>/ and stage/<timestamp>/, never the last night's overwritten) and a
+its own output/<timestamp>-<pid>/ and stage/<timestamp>-<pid>/, never the last night's
+overwritten, nor a run's that started in the same second) and a
 per-session JSON report (config/results.py's SESSION_REPORT, ``{sessionid}`` numbered); every
 session that runs is also stored in ReFrame's results database (config/results.py), which
 ``--performance-compare`` reads.  An option given on the command line wins over the mode's
@@ -34,7 +35,9 @@ _RESULTS = runpy.run_path(os.path.join(os.path.dirname(os.path.abspath(__file__)
 
 _COMMON = ["--tag=gpucomm", "--exec-policy=async"]
 #: what a mode whose results are kept adds: its own directories and report per session
-_KEEP = ["--timestamp", f"--report-file={_RESULTS['SESSION_REPORT']}"]
+#: (the timestamp ends in this ReFrame process's pid: two runs started in the same second, two
+#: nightly jobs on one login node, get their own directories)
+_KEEP = [f"--timestamp=%Y%m%dT%H%M%S%z-{os.getpid()}", f"--report-file={_RESULTS['SESSION_REPORT']}"]
 #: acceptance's soak: every timed sample's data checked at 8 B and 1 MiB (nccl-tests' -c; the
 #: intermittent corruption of NVIDIA/nccl #2001 showed at 1 MiB)
 _SOAK = ["--setvar=validate_every=1", "--setvar=validate_sizes=8,1M"]

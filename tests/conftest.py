@@ -1,3 +1,4 @@
+import json
 import os
 import re
 import shutil
@@ -203,7 +204,18 @@ def in_handing_order(items):
 _skips = []
 
 
+#: GPUCOMM_TEST_TIMELINE=FILE: every worker appends one JSON line per test phase (worker, test,
+#: phase, start, stop: epoch seconds) to FILE, to see where a run's wall time goes
+TIMELINE_ENV = "GPUCOMM_TEST_TIMELINE"
+
+
 def pytest_runtest_logreport(report):
+    timeline = os.environ.get(TIMELINE_ENV)
+    if timeline and not hasattr(report, "node"):  # not the xdist controller's copy
+        with open(timeline, "a") as fp:
+            fp.write(json.dumps({"worker": os.environ.get("PYTEST_XDIST_WORKER", "gw0"),
+                                 "test": report.nodeid, "phase": report.when,
+                                 "start": report.start, "stop": report.stop}) + "\n")
     if report.skipped and not hasattr(report, "wasxfail"):
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
         _skips.append((report.nodeid, reason))

@@ -1,6 +1,8 @@
 """Running ReFrame from the tests: the repository's config, a scratch prefix, a clean environment."""
 
 import ast
+import fcntl
+import hashlib
 import json
 import os
 import subprocess
@@ -86,6 +88,33 @@ def dry_runs(runs, tmp_path_factory, env):
         assert proc.returncode == 0, f"dry-run {key} failed:\n{out[-4000:]}"
         cases[key] = report_cases(prefix / "report.json")
     return cases
+
+
+def shared_dry_run(tmp_path_factory, *args, **extra_env):
+    """The test cases of ``reframe ARGS --dry-run`` in ``clean_env(**extra_env)``, run once per
+    test session: the first test to ask runs it (under a file lock, in a folder that every
+    pytest-xdist worker of the session shares), the others read its report and job scripts.
+    Tests that read the same site and mode share one run this way instead of each running its
+    own filtered one; they must not write into its stage directories."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # pytest-of-USER/pytest-N/: every worker's basetemp is below it
+    key = json.dumps([list(map(str, args)), sorted((k, str(v)) for k, v in extra_env.items())])
+    folder = root / "shared-dry-runs" / hashlib.sha1(key.encode()).hexdigest()[:16]
+    folder.mkdir(parents=True, exist_ok=True)
+    report = folder / "report.json"
+    with open(folder / "lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not report.exists():
+            (folder / "args.json").write_text(key)
+            partial = folder / "partial.json"
+            out = subprocess.run(reframe_cmd(*args, "--dry-run", "--prefix", folder / "prefix",
+                                             "--report-file", partial),
+                                 cwd=REPO, env=clean_env(**extra_env), timeout=600,
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            assert out.returncode == 0, f"dry-run {args} failed:\n{out.stdout[-4000:]}"
+            os.replace(partial, report)
+    return report_cases(report)
 
 
 def report_cases(report_file):

@@ -27,6 +27,10 @@ ALLREDUCE, ALLTOALL = "allreduce", "alltoall"
 AGGRESSOR = "aggressor"
 OPERATIONS = (PINGPONG, BW, MULTI_PINGPONG, PAIR_MATRIX, ALLREDUCE, ALLTOALL, AGGRESSOR)
 COLLECTIVES = (ALLREDUCE, ALLTOALL)
+#: the pair matrix's pairs (--pairs): every pair one at a time and the concurrent rounds, or the
+#: rounds of disjoint pairs only (n-1 rounds for n ranks: a node-pair matrix of many nodes)
+PAIRS_ALL, PAIRS_ROUNDS = "all", "rounds"
+PAIR_SCOPES = (PAIRS_ALL, PAIRS_ROUNDS)
 
 #: the MPI methods' timed loop of a point-to-point sample (payload.fastloop, --loop): compiled
 #: through numba-mpi where it loads, else mpi4py's; auto takes the first that can run
@@ -38,6 +42,9 @@ LOOP_ENV = "GPUCOMM_LOOP"
 #: extra mpirun options of the autodetected local system (config/systems/local.py), e.g. the
 #: binding: "--bind-to none" (Open MPI binds each of two ranks to one core by default)
 LOCAL_MPIRUN_OPTIONS_ENV = "GPUCOMM_MPIRUN_OPTIONS"
+#: the process a payload's ranks outlive by no more than a moment: "PID:START" (contract.
+#: process_token) of the ReFrame run whose local job launched them (rfm.watch)
+WATCH_PID_ENV = "GPUCOMM_WATCH_PID"
 
 #: ReFrame features: of a partition (gpu, nvgpu, amdgpu) and of an environment (the rest)
 FEATURE_GPU, FEATURE_NVGPU, FEATURE_AMDGPU = "gpu", "nvgpu", "amdgpu"

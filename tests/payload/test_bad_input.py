@@ -55,6 +55,10 @@ def test_json_written_and_validation_failure_kept(mpirun, tmp_path):
     ({"GPUCOMM_TEST_CORRUPT": "7:8"}, "there is no rank 7"),
     ({"GPUCOMM_TEST_CORRUPT": "1:4096"}, "size 4096 is not swept"),
     ({"GPUCOMM_TEST_HANG": "3:8"}, "there is no rank 3"),
+    # a hook of another operation or method (old: exit 0, nothing injected, nothing said)
+    ({"GPUCOMM_TEST_SLOW_PAIR": "0:1:0.01"}, "GPUCOMM_TEST_SLOW_PAIR=0:1:0.01 fires only in pair-matrix, not pingpong"),
+    ({"GPUCOMM_TEST_IPC_REFUSED": "1"}, "GPUCOMM_TEST_IPC_REFUSED=1 fires only with --method ipc-copy, not host"),
+    ({"GPUCOMM_TEST_IPC_REFUSED": "abc"}, "GPUCOMM_TEST_IPC_REFUSED=abc fires only with --method ipc-copy"),
 ])
 def test_hooks_that_cannot_fire_are_errors(mpirun, env, message):
     run = mpirun(2, "pingpong", "--method", "host", "--sizes", "8", "--iters", "20", extra_env=env)

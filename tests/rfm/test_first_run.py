@@ -13,8 +13,8 @@ import sys
 import pytest
 
 from gpucomm.constants import ACCOUNT_UNSET, PYTHON_PLACEHOLDER
-from reframe_helpers import NODESTATE_CHECKS, REPO, clean_env, job_script, reframe, report_cases
-from test_sites import ACCOUNT, SITES, VENV_PYTHON, site_env
+from reframe_helpers import NODESTATE_CHECKS, REPO, clean_env, job_script, reframe, report_cases, shared_dry_run
+from test_sites import ACCOUNT, SITES, VENV_PYTHON, mode_cases, site_env
 
 SYSTEMS = tuple(SITES)
 
@@ -279,21 +279,19 @@ def test_leonardo_paper_service_level_follows_the_references(tmp_path):
 # -- the paper's tuning, complete ---------------------------------------------------------------
 
 @pytest.mark.parametrize("system", ["alps", "lumi"])
-def test_paper_tuning_is_complete_and_only_in_paper_mode(tmp_path, system):
+def test_paper_tuning_is_complete_and_only_in_paper_mode(tmp_path_factory, system):
     """Old: LUMI's paper mode lacked NCCL_BUFFSIZE=33554432, FI_CXI_ATS=0 and
     FI_CXI_DEFAULT_CQ_SIZE=131072 (every RCCL environment of Blink-GPU Makefile.LUMI) and set
     its tuning on one node only; Alps' lacked MPICH_SMP_SINGLE_COPY_MODE=CMA and
     MPICH_MALLOC_FALLBACK=1 (blink conf/alps.sh); Alps' ccl lacked the FI_CXI_RDZV_*=0 hang
     workaround and NCCL_NCHANNELS_PER_NET_PEER=4 that CSCS's own NCCL check sets."""
     from test_sites import PAPER_ENV
-    regex = "^(PingPongCheck|AllToAllScalingCheck)%method=(ccl|host|gpu-aware-mpi)"
     # acceptance runs its one-node checks per node and its multi-node ones in acceptance-network
     nodes_seen = {}
     for mode in ("paper", "acceptance", "acceptance-network"):
-        out, cases = _run(tmp_path / mode, system, "--mode", mode, "-n", regex, "--dry-run",
-                          env=site_env())
-        assert out.returncode == 0, out.stdout[-3000:]
-        ran = [c for c in cases if c["result"] == "pass"]
+        ran = [c for c in mode_cases(tmp_path_factory, system, mode) if c["result"] == "pass"
+               and c["name"].split()[0] in ("PingPongCheck", "AllToAllScalingCheck")
+               and c["method"] in ("ccl", "host", "gpu-aware-mpi")]
         nodes_seen.setdefault(mode.split("-")[0], set()).update(c["num_nodes"] > 1 for c in ran)
         for case in ran:
             lines = job_script(case).splitlines()
@@ -310,7 +308,7 @@ def test_paper_tuning_is_complete_and_only_in_paper_mode(tmp_path, system):
 # -- the paper's references judge in the paper mode only -----------------------------------
 
 @pytest.mark.parametrize("system", SYSTEMS)
-def test_paper_references_judge_only_in_paper_mode(tmp_path, system):
+def test_paper_references_judge_only_in_paper_mode(tmp_path_factory, system):
     """Old: the paper's values, measured with its tuned stacks (LUMI: NCCL_NCHANNELS_PER_PEER=32,
     its own RCCL 5.7.1.1), judged every mode, so a healthy machine would fail its default and
     acceptance runs.  Now they judge in the paper mode; elsewhere ReFrame shows them without
@@ -320,10 +318,8 @@ def test_paper_references_judge_only_in_paper_mode(tmp_path, system):
     assert "PingPongCheck" in refs["$paper"]
     partition = SITES[system].partition
     for mode in ("acceptance", "paper"):
-        out, cases = _run(tmp_path / mode, system, "--mode", mode, "-n", "^PingPongCheck%method=ccl",
-                          "--dry-run", env=site_env())
-        assert out.returncode == 0, out.stdout[-3000:]
-        (case,) = cases
+        (case,) = [c for c in mode_cases(tmp_path_factory, system, mode)
+                   if c["name"].split()[0] == "PingPongCheck" and c["method"] == "ccl"]
         want = refs["PingPongCheck"][partition][1]["ccl"]
         for var, (value, lower, upper, unit) in want.items():
             got = case["perfvalues"][f"{partition}:{var}"][1:5]
@@ -342,19 +338,25 @@ def _no_figure(case):
 
 
 @pytest.mark.parametrize("system", SYSTEMS)
-def test_checks_without_a_public_figure_say_no_reference_yet(tmp_path, system):
+def test_checks_without_a_public_figure_say_no_reference_yet(tmp_path_factory, system):
     """The checks no public figure exists for (HealthCheck, PairMatrixCheck, BwCheck, NoiseCheck;
     staging and, on LUMI, ccl's 4-rank multi ping-pong; Alps' and LUMI's ccl all-to-all at 128
     nodes and more) say "no reference ... yet" in their description and in the perflog's
     reference_note, never a pass of a figure; the others carry the paper's."""
-    runs = {"acceptance": ["--mode", "acceptance", "-n", "^(BwCheck|MultiPingPongCheck%method=(staging|ccl)"
-                           "|AllToAllScalingCheck%method=ccl)", "-S", "max_nodes=512"],
-            "health": ["--mode", "health"], "noise": ["--mode", "noise"]}
-    runs["acceptance-network"] = ["--mode", "acceptance-network", *runs["acceptance"][2:]]
+    def acceptance_only(case):  # the checks with and without a figure, nothing else
+        check, method = case["name"].split()[0], case.get("method")
+        return (check == "BwCheck" or check == "MultiPingPongCheck" and method in ("staging", "ccl")
+                or check == "AllToAllScalingCheck" and method == "ccl")
+
+    # the session's shared dry runs of these modes; acceptance-network's own, to 512 nodes
+    runs = {mode: [c for c in mode_cases(tmp_path_factory, system, mode)
+                   if not mode.startswith("acceptance") or acceptance_only(c)]
+            for mode in ("acceptance", "health", "noise")}
+    runs["acceptance-network"] = [c for c in shared_dry_run(
+        tmp_path_factory, "--system", system, "-c", "checks/", "--mode", "acceptance-network",
+        "-S", "max_nodes=512", SBATCH_ACCOUNT=ACCOUNT, GPUCOMM_PYTHON=VENV_PYTHON) if acceptance_only(c)]
     seen = set()
-    for name, args in runs.items():
-        out, cases = _run(tmp_path / name, system, *args, "--dry-run", env=site_env())
-        assert out.returncode == 0, out.stdout[-3000:]
+    for name, cases in runs.items():
         for case in cases:
             if case["result"] != "pass":
                 continue

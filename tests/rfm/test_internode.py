@@ -23,7 +23,7 @@ from gpucomm.rfm.sanity import placement_ok
 from gpucomm.payload.topology import (emulated_nodes, node_index, placement_of, switch_distance,
                               topology_addr)
 from reframe_helpers import SHARED_CSV, clean_env, dry_runs, job_script, reframe, report_cases
-from test_sites import PAPER_ENV, SITES, expected_script, selected_methods, site_env
+from test_sites import PAPER_ENV, SITES, expected_script, mode_cases, selected_methods, site_env
 
 SCALING = {"AllToAllScalingCheck": ("alltoall", "2M"), "AllReduceScalingCheck": ("allreduce", "1G")}
 NODES = (2, 64, 512)
@@ -190,10 +190,6 @@ def site_runs(tmp_path_factory):
     """{(system, run): [test cases]}: per site the inter-node checks at 2, 64 and 512 nodes
     (default placement, the paper mode), and a few placement requests; all dry-run concurrently."""
     runs = {}
-    for system in SITES:
-        # the paper mode: 100 iterations, scaling up to 512 nodes
-        runs[system, "nodes"] = ["-n", "MultiPingPongCheck|ScalingCheck.*%nodes=(2|64|512)$",
-                                 "--mode", "paper"]
     one = ["-n", "MultiPingPongCheck%method=ccl%pairs=all"]
     runs["alps", "placements"] = one + ["-P", "placement=any,different-switch,different-group"]
     runs["leonardo", "placements"] = one + ["-S", "placement=different-group"]
@@ -201,7 +197,14 @@ def site_runs(tmp_path_factory):
                                         "-S", "nodelist=nid[005000,007000]"]
     runs = {key: ["--system", key[0], "-c", "checks/internode.py", *extra]
             for key, extra in runs.items()}
-    return dry_runs(runs, tmp_path_factory, site_env())
+    cases = dry_runs(runs, tmp_path_factory, site_env())
+    # the paper mode (100 iterations, scaling up to 512 nodes): the session's shared dry run
+    for system in SITES:
+        cases[system, "nodes"] = [
+            c for c in mode_cases(tmp_path_factory, system, "paper")
+            if c["name"].startswith("MultiPingPongCheck")
+            or c["name"].split()[0] in SCALING and c["num_nodes"] in (2, 64, 512)]
+    return cases
 
 
 #: the node's network, a multi ping-pong's guard (paper_reference.md, Fig. 7's nominal line)

@@ -7,7 +7,7 @@ import subprocess
 import time
 
 import pytest
-from reframe_helpers import REPO, clean_env, reframe_cmd
+from reframe_helpers import REPO, clean_env, reframe_cmd, report_cases
 
 pytestmark = [pytest.mark.rfm, pytest.mark.mpirun]
 
@@ -38,17 +38,21 @@ def _wait_for(predicate, seconds):
     return predicate()
 
 
-def test_killed_reframe_leaves_no_rank(tmp_path):
-    """SIGTERM to reframe mid-run (a cron `timeout`): its payload ranks end within seconds,
-    not at their watchdog's limit."""
-    cmd = reframe_cmd("-c", REPO / "checks", "-n", "^PingPongCheck", "-S", "sizes=8", "-r",
-                      "--prefix", tmp_path)
+@pytest.mark.parametrize("sig, limit", [(signal.SIGTERM, []), (signal.SIGKILL, ["-S", "time_limit=0"])],
+                         ids=["SIGTERM", "SIGKILL-no-time-limit"])
+def test_killed_reframe_leaves_no_rank(tmp_path, sig, limit):
+    """SIGTERM to reframe mid-run (a cron `timeout`): ReFrame cancels its job and the payload
+    ranks end within seconds, not at their watchdog's limit.  kill -9 (no cancellation; the
+    job's shell and mpirun live on) with no time limit at all: the ranks end within seconds
+    too, watching the ReFrame process (rfm.watch)."""
+    cmd = reframe_cmd("-c", REPO / "checks", "-n", "^PingPongCheck%method=host", "-S", "sizes=8",
+                      *limit, "-r", "--prefix", tmp_path)
     proc = subprocess.Popen(cmd, cwd=REPO, env=clean_env(GPUCOMM_TEST_HANG="1:8"),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         assert _wait_for(lambda: len(_ranks_under(tmp_path)) >= 2, 60), "the payload never started"
         time.sleep(1)  # both ranks in the timed loop, rank 1 hung by the hook
-        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(sig)
         proc.wait(timeout=30)
         left = _wait_for(lambda: not _ranks_under(tmp_path), 5) or _ranks_under(tmp_path)
         assert left is True, f"payload ranks left running: {left}"
@@ -57,3 +61,20 @@ def test_killed_reframe_leaves_no_rank(tmp_path):
             os.kill(pid, signal.SIGKILL)
         if proc.poll() is None:
             proc.kill()
+
+
+def test_failed_mpi_start_up_is_the_checks_reason(tmp_path):
+    """Old: with an MPI start-up that fails (a BTL that does not exist) the check ended with
+    ReFrame's "job timed out" after its time limit, Open MPI's "MPI_Init failed" unread in
+    rfm_job.err.  Now the job ends at once and the check fails naming the MPI start-up."""
+    report = tmp_path / "report.json"
+    cmd = reframe_cmd("-c", REPO / "checks", "-n", "^PingPongCheck%method=host", "-S", "sizes=8",
+                      "-r", "--prefix", tmp_path, "--report-file", report)
+    started = time.monotonic()
+    subprocess.run(cmd, cwd=REPO, env=clean_env(GPUCOMM_MPIRUN_OPTIONS="--mca btl nonexistent_btl"),
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
+    took = time.monotonic() - started
+    (case,) = report_cases(report)
+    assert case["result"] == "fail" and case["fail_phase"] == "sanity", case["fail_reason"]
+    assert "MPI start-up failed: MPI_Init ended this rank" in case["fail_reason"], case["fail_reason"]
+    assert took < 120, f"{took:.0f} s"

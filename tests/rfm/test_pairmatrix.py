@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from gpucomm.constants import PAIRS_ROUNDS
 from gpucomm.pairs import pair_class, tournament
 from gpucomm.contract import read_run as read_records
 from gpucomm.rfm.pairmatrix import case_count
@@ -61,6 +62,25 @@ def test_host_pair_matrix(mpirun, tmp_path, n):
     assert json.load(open(out))["meta"]["rounds"] == tournament(n)
     _, summary = read_records(run.stdout)
     assert summary["ok"] and summary["validated"] == case_count(n, 2)
+
+
+@pytest.mark.parametrize("n", [4, 5])
+def test_rounds_only_runs_every_pair_once(mpirun, n):
+    """--pairs rounds (a node pair matrix of many nodes): the n-1 (odd n: n) rounds of both
+    modes, every pair once per mode and size, no single pair, no one-at-a-time table."""
+    run = mpirun(n, "pair-matrix", "--method", "host", "--sizes", "8,64K", "--iters", "5",
+                 "--pairs", PAIRS_ROUNDS)
+    assert run.returncode == 0, run.stderr
+    recs = all_records(run.stdout)
+    assert len(recs) == case_count(n, 2, PAIRS_ROUNDS) == 2 * 2 * len(tournament(n))
+    assert all(r["scope"] == "concurrent" and r["validated"] for r in recs)
+    for size in (8, 65536):
+        for mode in ("uni", "bidir"):
+            pairs = [tuple(p["pair"]) for r in recs if r["size"] == size and r["mode"] == mode
+                     for p in r["pair_results"]]
+            assert sorted(pairs) == [(i, j) for i in range(n) for j in range(i + 1, n)]
+    assert "one pair at a time" not in run.stdout and "concurrent round 0:" in run.stdout
+    assert read_records(run.stdout)[1]["validated"] == len(recs)
 
 
 def test_corrupted_element_names_size_rank_and_pair(mpirun):
@@ -131,6 +151,35 @@ def test_slow_pair_fails_the_check_naming_that_pair(tmp_path):
         assert var in reason, reason
     assert "uni_1MiB_1-0=" not in reason  # the reverse direction was not slowed
     assert case["perfvalues"]["local:cpu:uni_1MiB_1-0"][-1] == "pass"
+
+
+@pytest.mark.alone  # the pairs not slowed must meet their references
+def test_rounds_only_names_the_slow_pair_of_its_round(tmp_path):
+    """-S pair_scope=rounds: the rounds' variables only (conc_*, conc_latency_8B, min_pair_conc_*),
+    each pair once; the slowed pair fails in its round, the pair beside it in that round does
+    not."""
+    refs = tmp_path / "refs"
+    refs.mkdir()
+    (refs / "local.yaml").write_text(HOST_REFS)
+    # 4 ranks on the CI's 2 CPUs: mpirun must be told it may oversubscribe them
+    run, (case,) = run_check(tmp_path, "-S", "pair_scope=rounds", "-S", "ranks_per_node=4",
+                             GPUCOMM_REFERENCE_DIR=refs, GPUCOMM_TEST_SLOW_PAIR="0:1:0.05",
+                             GPUCOMM_MPIRUN_OPTIONS="--oversubscribe")
+    perf = {k.split(":")[-1]: v for k, v in case["perfvalues"].items()}
+    assert not [k for k in perf if k.startswith(("uni_", "bidir_", "latency_"))], sorted(perf)
+    assert {f"conc_latency_8B_{i}-{j}" for i in range(4) for j in range(i + 1, 4)} <= set(perf)
+    assert "min_pair_conc_uni_1MiB" in perf
+    reason = case["fail_reason"]
+    assert case["result"] == "fail" and case["fail_phase"] == "performance", reason
+    assert "conc_uni_1MiB_0-1=" in reason and "min_pair_conc_uni_1MiB=" in reason, reason
+    (partner,) = [p for r in tournament(4) if [0, 1] in r for p in r if p != [0, 1]]
+    assert perf[f"conc_uni_1MiB_{partner[0]}-{partner[1]}"][-1] == "pass"
+
+
+def test_bad_pair_scope_is_a_setup_failure(tmp_path):
+    run, (case,) = run_check(tmp_path, "-S", "pair_scope=some")
+    assert case["result"] == "fail" and case["fail_phase"] == "setup"
+    assert "-S pair_scope=some: one of auto, all, rounds" in case["fail_reason"]
 
 
 def test_corruption_fails_the_check_in_sanity(tmp_path):

@@ -15,9 +15,8 @@ import runpy
 import pytest
 
 from gpucomm.constants import PYTHON_PLACEHOLDER
-from reframe_helpers import NICPATH_CHECKS, NODESTATE_CHECKS, REPO, clean_env, job_script
-from reframe_helpers import dry_runs as dry_run_all
-from test_sites import ACCOUNT, PAPER_ENV, SITES, TOPOLOGY_LINE, VENV_PYTHON, launch_environments
+from reframe_helpers import NICPATH_CHECKS, NODESTATE_CHECKS, REPO, job_script
+from test_sites import ACCOUNT, PAPER_ENV, SITES, TOPOLOGY_LINE, VENV_PYTHON, launch_environments, mode_cases
 
 #: the modes of config/modes.py, those with the same options once (nightly is health)
 _MODES = runpy.run_path(str(REPO / "config" / "modes.py"))["site_configuration"]["modes"]
@@ -29,20 +28,11 @@ for _mode in _MODES:
 SERVICE_LEVEL_VARS = ("NCCL_IB_SL", "UCX_IB_SL")
 #: variables a launch may carry only where one of these methods runs
 OWN_PREFIXES = {"ccl": ("NCCL_", "FI_CXI_", "FI_MR_", "CXI_FORK_SAFE"), "nvshmem": ("NVSHMEM_",)}
-#: scheduler-side limits that keep these dry runs to a few minutes: the scaling checks to 8
-#: nodes in every mode (the paper mode's 512 are test_internode.py's)
-LIMIT = ["-S", "max_nodes=8"]
-
-
 def mode_runs(system, tmp_path_factory):
-    """{(mode, with python): [test cases]} of one site, every mode, dry-run concurrently."""
-    cases = {}
-    for venv in (True, False):
-        env = clean_env(SBATCH_ACCOUNT=ACCOUNT, **({"GPUCOMM_PYTHON": VENV_PYTHON} if venv else {}))
-        runs = {(system, mode, venv): ["--system", system, "-c", "checks/", "--mode", mode, *LIMIT]
-                for mode in MODES}
-        cases.update({(m, v): c for (_, m, v), c in dry_run_all(runs, tmp_path_factory, env).items()})
-    return cases
+    """{(mode, with python): [test cases]} of one site, every mode as configured (the paper
+    mode's scaling to 512 nodes included), the session's shared dry runs (test_sites.mode_cases)."""
+    return {(mode, venv): mode_cases(tmp_path_factory, system, mode, venv)
+            for venv in (True, False) for mode in MODES}
 
 
 def test_modes_are_the_configured_ones():

@@ -24,7 +24,7 @@ from reframe_helpers import (HEALTH_CHECKS, INTERNODE_CHECKS, NATIVE_CHECKS, NIC
                              PAIR_MATRIX_CHECKS, REPO, SHARED_CSV,
                              check_classes, clean_env)
 from reframe_helpers import dry_runs as dry_run_all
-from reframe_helpers import job_script, reframe, report_cases, watchdog_s
+from reframe_helpers import job_script, reframe, report_cases, shared_dry_run, watchdog_s
 
 BIND = str(REPO / "config" / "bin" / "gpucomm-bind")
 ACCOUNT = "gpucomm_test"
@@ -150,6 +150,15 @@ SITES = {
 def site_env(**extra):
     """The dry-runs' environment: a Slurm account and the payload's venv."""
     return clean_env(SBATCH_ACCOUNT=ACCOUNT, GPUCOMM_PYTHON=VENV_PYTHON, **extra)
+
+
+def mode_cases(tmp_path_factory, system, mode, venv=True):
+    """The test cases of one dry run of every check of ``system`` in ``mode`` (with the account,
+    with or without the venv), shared by every test of the session that reads that site and mode
+    (test_site_modes, test_first_run, test_internode): filter its cases, never its scripts."""
+    extra = {"GPUCOMM_PYTHON": VENV_PYTHON} if venv else {}
+    return shared_dry_run(tmp_path_factory, "--system", system, "-c", "checks/", "--mode", mode,
+                          SBATCH_ACCOUNT=ACCOUNT, **extra)
 
 
 def preflight_line(site, methods):

@@ -195,6 +195,7 @@ def judge_pairs(tc, min_gap=MIN_GAP, max_z=MAX_Z, variables=None):
     pattern = re.compile(rf"^(?P<base>.+)_(?P<a>{names})-(?P<b>{names})(?P<flag>_nop2p)?$")
     addrs = pair_classes(tc)
     groups = defaultdict(list)  # (base, class) -> [(a, b, value, unit)]
+    judged_unit = {}
     for var, value, unit in perf_values(tc):
         m = pattern.match(var)
         if not m or (variables and not variables.search(var)):
@@ -202,6 +203,7 @@ def judge_pairs(tc, min_gap=MIN_GAP, max_z=MAX_Z, variables=None):
         a, b = m.group("a"), m.group("b")
         cls = switch_distance(addrs[a], addrs[b]) if a in addrs and b in addrs else "all"
         groups[(m.group("base"), cls)].append((a, b, value, unit))
+        judged_unit[m.group("base")] = unit  # us: higher is worse (worse_by)
     slow = defaultdict(lambda: defaultdict(list))  # node -> base -> [(pair, value, median, reason) or None]
     for (base, _), pairs in groups.items():
         for node in nodes:
@@ -219,7 +221,7 @@ def judge_pairs(tc, min_gap=MIN_GAP, max_z=MAX_Z, variables=None):
         for base, judged in sorted(slow[node].items()):
             bad = [j for j in judged if j]
             if len(bad) * 2 > len(judged):  # most of its pairs: the node, not one partner
-                worst = min(bad, key=lambda j: j[1]) if not base.startswith("latency") else max(bad, key=lambda j: j[1])
+                worst = (max if judged_unit[base] == "us" else min)(bad, key=lambda j: j[1])
                 rows.append(dict(node=node, check=check_name(tc), variable=f"{base}_{worst[0]}", value=worst[1],
                                  fleet_median=worst[2],
                                  reason=f"{len(bad)} of {len(judged)} pairs with this node slow; worst: {worst[3]}"))

@@ -8,7 +8,8 @@ import sys
 import time
 
 from .. import __version__
-from ..constants import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, LOOP_AUTO, LOOP_CHOICES, LOOP_ENV, METHODS
+from ..constants import (EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, LOOP_AUTO, LOOP_CHOICES, LOOP_ENV,
+                         METHODS, PAIR_SCOPES, PAIRS_ALL, PAIRS_ROUNDS)
 from ..contract import ERROR_PREFIX
 from ..errors import GpucommError
 from ..sizes import parse_sizes
@@ -141,13 +142,19 @@ def build_parser():
                                 "(osu_bw's -W; default 64)")
         if OPS[name].sustained:
             _sustained_arguments(s)
+        if OPS[name].paired:
+            s.add_argument("--pairs", choices=PAIR_SCOPES, default=PAIRS_ALL,
+                           help=f"{PAIRS_ALL}: every pair one at a time, then the rounds of disjoint "
+                                f"pairs all at once; {PAIRS_ROUNDS}: the rounds only (n-1 rounds for "
+                                f"n ranks, each pair in one: a matrix of many nodes; default {PAIRS_ALL})")
         s.add_argument("--quiet", action="store_true", help="no human table, JSON records only")
         s.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
     return p
 
 
-#: the options of a sustained operation (the aggressor), passed to it as RunConfig.op_args
-SUSTAINED_OPTIONS = ("duration", "target_bandwidth", "pattern", "ready_file", "stop_file")
+#: an operation's own options (the aggressor's sustained traffic, the pair matrix's --pairs),
+#: passed to it as RunConfig.op_args
+OP_OPTIONS = ("duration", "target_bandwidth", "pattern", "ready_file", "stop_file", "pairs")
 
 
 def _sustained_arguments(s):
@@ -192,7 +199,7 @@ def main(argv=None):
                     timeout=args.timeout or None,
                     ranks_per_node=args.ranks_per_node, window=getattr(args, "window", None),
                     loop=loop, validate_every=args.validate_every, validate_sizes=validate_sizes,
-                    op_args={k: getattr(args, k) for k in SUSTAINED_OPTIONS if hasattr(args, k)})
+                    op_args={k: getattr(args, k) for k in OP_OPTIONS if hasattr(args, k)})
     try:
         return run(cfg)
     except GpucommError as exc:

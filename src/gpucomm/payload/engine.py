@@ -163,7 +163,7 @@ def run(cfg):
                 "--validate-sizes needs --validate-every" if not cfg.validate_every else
                 f"--validate-sizes: {', '.join(map(str, missing))} B not swept (--sizes: "
                 f"{', '.join(map(str, cfg.sizes))})"))
-    check_requests(comm.size, cfg.sizes)
+    check_requests(comm.size, cfg.sizes, methods, cfg.op)
     if cfg.json_path:  # before the first size: a path that cannot be written is bad input now
         _collective(lambda: _writable(cfg.json_path) if comm.rank == 0 else None, comm)
 

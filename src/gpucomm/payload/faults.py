@@ -22,6 +22,7 @@ from ..errors import GpucommError, collective
 from ..constants import TEST_CORRUPT as CORRUPT, TEST_CORRUPT_EVERY as CORRUPT_EVERY
 from ..constants import TEST_HANG as HANG, TEST_HANG_EXIT as HANG_EXIT
 from ..constants import TEST_IPC_REFUSED as IPC_REFUSED, TEST_SLOW_PAIR as SLOW_PAIR
+from ..constants import TEST_HOOK_SCOPE
 
 
 def _rank_size(var):
@@ -78,9 +79,27 @@ def slow_pair_request():
     return i, j, delay
 
 
-def check_requests(nranks, sizes):
-    """Every hook that is set must be able to fire in this run: its ranks exist, its size is
-    swept (a hook that cannot fire would test nothing and say nothing)."""
+def check_scope(methods, op):
+    """Every hook that is set must be one that this run's methods or operation can fire
+    (constants.TEST_HOOK_SCOPE): GPUCOMM_TEST_SLOW_PAIR in a ping-pong would test nothing."""
+    for hook, (where_methods, where_ops) in TEST_HOOK_SCOPE.items():
+        value = os.environ.get(hook)
+        if not value:
+            continue
+        if where_ops and op not in where_ops:
+            raise collective(GpucommError(f"{hook}={value} fires only in {', '.join(where_ops)}, "
+                                          f"not {op}: unset it"))
+        if where_methods and not set(methods) & set(where_methods):
+            raise collective(GpucommError(f"{hook}={value} fires only with --method "
+                                          f"{', '.join(where_methods)}, not {','.join(methods)}: unset it"))
+
+
+def check_requests(nranks, sizes, methods=(), op=None):
+    """Every hook that is set must be able to fire in this run: this run's methods or operation
+    (check_scope, where given), its ranks exist, its size is swept (a hook that cannot fire
+    would test nothing and say nothing)."""
+    if op is not None:
+        check_scope(methods, op)
     for var, req in ((CORRUPT, corruption_request()), (HANG, hang_request())):
         if req is not None:
             rank, size = req
@@ -96,6 +115,8 @@ def check_requests(nranks, sizes):
         raise collective(GpucommError(f"{SLOW_PAIR}: ranks {slow[0]} and {slow[1]} do not both "
                                       f"exist (ranks 0-{nranks - 1})"))
     hook = os.environ.get(IPC_REFUSED, "")
+    if hook and not hook.isdigit():
+        raise collective(GpucommError(f"bad {IPC_REFUSED}={hook!r}: expected a rank"))
     if hook.isdigit() and int(hook) >= nranks:
         raise collective(GpucommError(f"{IPC_REFUSED}={hook}: there is no rank {hook} "
                                       f"(ranks 0-{nranks - 1})"))

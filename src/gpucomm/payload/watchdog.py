@@ -6,7 +6,9 @@ which makes mpirun/srun end the job.  The check's time limit feeds --timeout (rf
 
 A rank also ends once its launcher is gone (its parent process changed: mpirun's prterun
 killed with the ReFrame job that ran it, which leaves the ranks in process groups of their own
-with parent 1), whatever the time limit, so that no rank holds its GPU past its job.
+with parent 1), whatever the time limit, so that no rank holds its GPU past its job; and once
+the process named by GPUCOMM_WATCH_PID is gone (the ReFrame run whose local job launched it,
+killed with -9: its job's shell and mpirun live on, rfm.watch sets the variable).
 
 MPI start-up is watched by another process: mpi4py holds the GIL in MPI_Init, so no thread of
 the rank runs until it returns.  ``StartupSentinel`` forks before MPI_Init; it ends a rank
@@ -22,8 +24,8 @@ import sys
 import threading
 import time
 
-from ..constants import EXIT_INTERRUPTED, EXIT_TIMEOUT
-from ..contract import ERROR_PREFIX
+from ..constants import EXIT_INTERRUPTED, EXIT_TIMEOUT, WATCH_PID_ENV
+from ..contract import ERROR_PREFIX, process_alive
 
 #: how long a rank that timed out waiting for its peers lets them speak before it ends the job:
 #: the rank that stopped (its watchdog armed a moment later, its start-up having been slower)
@@ -60,6 +62,8 @@ class Watchdog:
         self._timer = None
         self._stop = threading.Event()
         self._parent = os.getppid()
+        #: "PID:START" of the run this rank must not outlive (WATCH_PID_ENV), or ''
+        self._watched = os.environ.get(WATCH_PID_ENV, "")
         if seconds:  # None or 0: no limit, the watchdog only keeps track
             self._timer = threading.Timer(seconds, self._fire)
             self._timer.daemon = True
@@ -67,7 +71,7 @@ class Watchdog:
     def start(self):
         if self._timer is not None:
             self._timer.start()
-        if self._parent > 1:  # a parent of 1 at the start: no launcher to outlive
+        if self._parent > 1 or self._watched:  # a parent of 1 at the start: no launcher to outlive
             threading.Thread(target=self._watch_parent, daemon=True, name="gpucomm-parent").start()
         return self
 
@@ -78,8 +82,13 @@ class Watchdog:
 
     def _watch_parent(self):
         while not self._stop.wait(PARENT_POLL_S):
-            if os.getppid() != self._parent:
+            if self._parent > 1 and os.getppid() != self._parent:
                 _say(self.rank, f"{self.what} ended ({self.where}): its launcher (pid {self._parent}) is gone")
+                os._exit(EXIT_INTERRUPTED)
+            if self._watched and not process_alive(self._watched):
+                pid = self._watched.partition(":")[0]
+                _say(self.rank, f"{self.what} ended ({self.where}): the run that launched it "
+                                f"(pid {pid}, {WATCH_PID_ENV}) is gone")
                 os._exit(EXIT_INTERRUPTED)
 
     def _fire(self):

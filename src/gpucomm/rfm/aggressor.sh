@@ -9,14 +9,19 @@
 # kept as ERR_FILE.<attempt> and each new attempt named on stdout, up to STARTS attempts in
 # all; then one "ERROR_PREFIX the aggressor did not start ..." line goes to stderr and the job
 # ends (exit 1).
-gpucomm_ready() {  # READY_FILE TIMEOUT: 0 once the file exists; 1 if the aggressor is gone or TIMEOUT passed
-    gpucomm_t=0
+gpucomm_ready() {  # READY_FILE TIMEOUT: 0 once the file exists; 1 if the aggressor is gone or
+    # TIMEOUT passed, gpucomm_why then saying which and after how long (bash's SECONDS)
+    gpucomm_t0=$SECONDS
     while [ ! -e "$1" ]; do
-        if ! kill -0 "$gpucomm_aggressor" 2>/dev/null || [ "$gpucomm_t" -ge "$2" ]; then
+        if ! kill -0 "$gpucomm_aggressor" 2>/dev/null; then
+            gpucomm_why="it exited after $((SECONDS - gpucomm_t0)) s"
+            return 1
+        fi
+        if [ $((SECONDS - gpucomm_t0)) -ge "$2" ]; then
+            gpucomm_why="no load within $2 s"
             return 1
         fi
         sleep 1
-        gpucomm_t=$((gpucomm_t + 1))
     done
 }
 gpucomm_aggressor_up() {
@@ -26,12 +31,12 @@ gpucomm_aggressor_up() {
         kill "$gpucomm_aggressor" 2>/dev/null
         wait "$gpucomm_aggressor" 2>/dev/null
         if [ "$gpucomm_n" -ge "$4" ]; then
-            echo "$5 the aggressor did not start its load in $3 s, $4 attempt(s) (see $2)" >&2
+            echo "$5 the aggressor did not start its load: $gpucomm_why, attempt $gpucomm_n of $4 (see $2)" >&2
             exit 1
         fi
         mv "$2" "$2.$gpucomm_n"
         gpucomm_n=$((gpucomm_n + 1))
-        echo "gpucomm: the aggressor did not start its load: attempt $gpucomm_n"
+        echo "gpucomm: the aggressor did not start its load ($gpucomm_why): attempt $gpucomm_n"
         gpucomm_start
     done
 }

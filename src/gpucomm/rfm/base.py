@@ -37,6 +37,8 @@ from . import setvars
 from .availability import gpus_per_node, missing_mpi, selection, unavailable
 from .hooks import hook_error
 from .mixins import NCCL_DEBUG_GLOB, MultiNode, SiteOptions, site_interpreter
+from .runlock import RunLock
+from .watch import WatchRun
 from .sanity import ccl_net_ok, payload_ok, point_value, preflight_ok
 
 
@@ -122,7 +124,7 @@ def soak_options(every, validate_sizes, sizes):
     return opts + (["--validate-sizes", ",".join(map(str, chosen))] if validate_sizes else [])
 
 
-class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode):
+class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode, RunLock, WatchRun):
     """Base of every payload check.  Subclasses set ``op`` and a ``method`` parameter."""
 
     #: the payload operation (pingpong, allreduce, ...)

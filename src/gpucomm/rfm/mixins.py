@@ -3,7 +3,9 @@ check and the native checks are built from them.
 
 * ``SiteOptions``: the partition's and environment's launcher options, scheduler options and
   environment variables, per method;
-* ``MultiNode``: how many nodes, emulated or real, and where they sit on the network.
+* ``MultiNode``: how many nodes, emulated or real, and where they sit on the network;
+* ``runlock.RunLock``: one ReFrame run per stage directory (its own module);
+* ``watch.WatchRun``: a local job's payload ends with the ReFrame run (its own module).
 """
 
 import os

@@ -9,6 +9,11 @@ Perf variables, for each swept size of ``perf_sizes`` (label L, e.g. 256MiB) and
   (its concurrent round); ``min_pair_uni_L`` / ``min_pair_bidir_L``: the slowest single pair;
 * ``latency_8B_i-j``: ping-pong latency i -> j (us), where 8 B is swept.
 
+With ``pair_scope=rounds`` (the default of a node pair matrix, below) the payload runs the
+concurrent rounds only (``--pairs rounds``: every pair once, n-1 rounds), and the variables are
+the rounds': ``conc_uni_L_i-j``, ``conc_bidir_L_i-j``, ``conc_latency_8B_i-j`` (the pair's half
+round trip while its round runs, us) and ``min_pair_conc_uni_L`` / ``min_pair_conc_bidir_L``.
+
 A pair whose GPUs have no peer access (the payload's p2p probe) gets the suffix ``_nop2p``, so
 that a failure names the reason with the pair.
 
@@ -31,7 +36,7 @@ import reframe.utility.sanity as sn
 from reframe.core.builtins import variable
 from reframe.core.exceptions import ReframeError, SanityError
 
-from ..constants import HOST, PAIR_MATRIX, Extras
+from ..constants import HOST, PAIR_MATRIX, PAIR_SCOPES, PAIRS_ALL, PAIRS_ROUNDS, Extras
 from ..contract import LATENCY, parse_output, record_value
 from ..errors import GpucommError
 from ..pairs import pair_class, pair_label, switch_distance, tournament
@@ -41,20 +46,21 @@ from .sanity import payload_ok, read_meta
 
 LATENCY_SIZE = 8
 
-def case_count(n, nsizes):
-    """Records the payload writes for n ranks: per size, n(n-1) ping-pongs, n(n-1)/2
-    bidirectional pairs and the concurrent rounds of both modes."""
-    return nsizes * (n * (n - 1) + n * (n - 1) // 2 + 2 * len(tournament(n)))
+def case_count(n, nsizes, pairs=PAIRS_ALL):
+    """Records the payload writes for n ranks: per size, n(n-1) ping-pongs and n(n-1)/2
+    bidirectional pairs (``pairs`` all only), and the concurrent rounds of both modes."""
+    singles = n * (n - 1) + n * (n - 1) // 2 if pairs == PAIRS_ALL else 0
+    return nsizes * (singles + 2 * len(tournament(n)))
 
 def read_pair_records(path):
     with open(path) as fp:
         return parse_output(fp.read())[0]
 
 @sn.deferrable
-def every_case_ok(stdout, nranks, nsizes):
+def every_case_ok(stdout, nranks, nsizes, pairs=PAIRS_ALL):
     """True if the payload wrote one validated record per case; else a SanityError."""
     records = read_pair_records(stdout)
-    want = case_count(nranks, nsizes)
+    want = case_count(nranks, nsizes, pairs)
     bad = [r for r in records if not r.get("validated")]
     if bad or len(records) != want:
         raise SanityError(f"pair matrix incomplete: {len(records) - len(bad)} of {want} cases validated")
@@ -71,13 +77,17 @@ def pair_value(stdout, size, mode, scope, pair, key):
         if scope == "concurrent":
             for p in rec["pair_results"]:
                 if sorted(p["pair"]) == pair:
-                    return p["goodput_GBps"]
+                    return p["time_us"] if key == LATENCY else p["goodput_GBps"]
     raise SanityError(f"no {mode} {scope} record of pair {pair_label(pair)} at {size} B")
 
 @sn.deferrable
-def min_pair_value(stdout, size, mode):
-    return min(rec["goodput_GBps"] for rec in read_pair_records(stdout)
-               if rec["size"] == size and rec["mode"] == mode and rec["scope"] == "single")
+def min_pair_value(stdout, size, mode, scope="single"):
+    """The slowest pair's goodput: of the single cases, or of every concurrent round's pairs."""
+    records = [rec for rec in read_pair_records(stdout)
+               if rec["size"] == size and rec["mode"] == mode and rec["scope"] == scope]
+    if scope == "single":
+        return min(rec["goodput_GBps"] for rec in records)
+    return min(p["goodput_GBps"] for rec in records for p in rec["pair_results"])
 
 class PairMatrixBase(GpucommCheck):
     """Every GPU of the node, every pair (see the module's docstring)."""
@@ -88,6 +98,16 @@ class PairMatrixBase(GpucommCheck):
     #: sizes with goodput perf variables where swept (the default sweep's and the health
     #: mode's largest)
     perf_sizes = variable(str, value="256M,1G")
+    #: which pairs run (the payload's --pairs): 'all' (every pair one at a time, then the
+    #: concurrent rounds), 'rounds' (the rounds only: n-1 for n ranks), or 'auto': rounds for a
+    #: node pair matrix (1024 nodes: 1023 rounds instead of a million single pairs), all on one node
+    pair_scope = variable(str, value="auto")
+
+    def pairs_run(self):
+        """'all' or 'rounds' (see ``pair_scope``)."""
+        if self.pair_scope != "auto":
+            return self.pair_scope
+        return PAIRS_ROUNDS if self.node_pairs else PAIRS_ALL
 
     @property
     def node_pairs(self):
@@ -113,6 +133,12 @@ class PairMatrixBase(GpucommCheck):
             raise ReframeError("-S ranks_per_node=1: a pair matrix needs at least 2 ranks "
                                "(one node: 2 or more; several nodes: 1 each, -S num_nodes=N)")
         self.perf_size_list()
+        if self.pair_scope not in ("auto", *PAIR_SCOPES):
+            raise ReframeError(f"-S pair_scope={self.pair_scope}: one of auto, {', '.join(PAIR_SCOPES)}")
+
+    def command(self):
+        exe, opts = super().command()
+        return exe, opts + ["--pairs", self.pairs_run()]
 
     def perf_size_list(self):
         try:
@@ -153,6 +179,7 @@ class PairMatrixBase(GpucommCheck):
         n, swept, out = self.num_tasks, set(self.size_list), []
         ordered = [[i, j] for i in range(n) for j in range(n) if i != j]
         unordered = [p for p in ordered if p[0] < p[1]]
+        singles = self.pairs_run() == PAIRS_ALL
         stdout = str(self.stdout)
 
         def name(base, pair):
@@ -160,20 +187,25 @@ class PairMatrixBase(GpucommCheck):
             return f"{base}_{self.pair_name(pair, hosts)}{flag}"
 
         if LATENCY_SIZE in swept:
-            for p in ordered:
-                out.append((name("latency_8B", p), "latency_8B", p,
-                            pair_value(stdout, LATENCY_SIZE, "uni", "single", p, LATENCY), "us"))
+            scope, base = ("single", "latency_8B") if singles else ("concurrent", "conc_latency_8B")
+            for p in ordered if singles else unordered:
+                out.append((name(base, p), base, p,
+                            pair_value(stdout, LATENCY_SIZE, "uni", scope, p, LATENCY), "us"))
         for size in sorted(swept & set(self.perf_size_list())):
             label = size_label(size)
             for mode, pairs in (("uni", ordered), ("bidir", unordered)):
                 base = f"{mode}_{label}"
-                for p in pairs:
+                for p in pairs if singles else ():
                     out.append((name(base, p), base, p,
                                 pair_value(stdout, size, mode, "single", p, "goodput"), "GB/s"))
                 for p in unordered:
                     out.append((name(f"conc_{base}", p), f"conc_{base}", p,
                                 pair_value(stdout, size, mode, "concurrent", p, "goodput"), "GB/s"))
-                out.append((f"min_pair_{base}", base, None, min_pair_value(stdout, size, mode), "GB/s"))
+                if singles:
+                    out.append((f"min_pair_{base}", base, None, min_pair_value(stdout, size, mode), "GB/s"))
+                else:
+                    out.append((f"min_pair_conc_{base}", f"conc_{base}", None,
+                                min_pair_value(stdout, size, mode, "concurrent"), "GB/s"))
         return out
 
     def p2p_flags(self):
@@ -188,12 +220,16 @@ class PairMatrixBase(GpucommCheck):
         return entry.get(self.current_partition.fullname, {}).get(self.method, {})
 
     def missing_reference(self):
-        """'' if the reference YAML has pair classes for this partition and method, else what
-        is missing (the classes are read here, not through '$index')."""
-        if self.class_refs():
+        """'' if the reference YAML has pair classes for this partition and method with a value
+        for a variable this run has (a class's ``uni_256KiB`` says nothing of the rounds'
+        ``conc_uni_256KiB``), else what is missing (the classes are read here, not through '$index')."""
+        refs = self.class_refs()
+        bases = {base for _, base, _, _, _ in self.perf_plan()}
+        if any(bases & set(r) for r in refs.values()):
             return ""
+        what = f" for --pairs {self.pairs_run()}" if refs else ""
         return (f"no reference for {type(self).__name__} {self.method} on "
-                f"{self.current_partition.fullname} yet")
+                f"{self.current_partition.fullname}{what} yet")
 
     def set_references(self):
         self.reference = self.pair_references(self.perf_plan())
@@ -214,7 +250,7 @@ class PairMatrixBase(GpucommCheck):
     def sanity_ok(self):
         return sn.all(self.sanity_steps([
             payload_ok(str(self.stdout), str(self.stderr), self.size_list),
-            every_case_ok(str(self.stdout), self.num_tasks, len(self.size_list))]))
+            every_case_ok(str(self.stdout), self.num_tasks, len(self.size_list), self.pairs_run())]))
 
     def perf_functions(self):
         nodes = self.run_nodes()

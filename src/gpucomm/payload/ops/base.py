@@ -26,6 +26,8 @@ class Operation:
     windowed = False
     #: the operation takes the sustained-traffic options (--duration ...: the context's ``op_args``)
     sustained = False
+    #: the operation takes --pairs (the pair matrix: the context's ``op_args['pairs']``)
+    paired = False
     #: whether cases() gives several measurements per size (their fields label the records)
     has_cases = False
     #: None where --validate-every applies (the data checked between timed samples, then

@@ -12,6 +12,10 @@ Cases per size, in order (the engine's cases API, one record each):
 * ``scope=concurrent round=r pairs=[[a, b], ...]`` for both modes: all disjoint pairs at once,
   the round-robin rounds of pairs.tournament (n-1 rounds of n/2 pairs; odd n: one rank idles).
 
+``--pairs rounds`` runs the concurrent rounds only: every pair once, in n-1 rounds instead of
+n(n-1) + n(n-1)/2 single cases plus the rounds (a matrix of many nodes: 1023 rounds per size and
+mode for 1024 nodes, against about 1.6 million single cases).
+
 The time of a concurrent round is the engine's (each sample's maximum over all ranks: the
 round ends when its slowest pair does); each pair's own time, the maximum over its two ranks,
 is in the record's ``pair_results`` so that a slow pair is named, not the whole round.
@@ -26,7 +30,7 @@ import time
 
 import numpy as np
 
-from ...constants import PAIR_MATRIX
+from ...constants import PAIR_MATRIX, PAIRS_ALL, PAIRS_ROUNDS
 from ..backend import pattern_seed
 from ...metrics import busbw_GBps, goodput_GBps
 from ...pairs import pair_label, tournament
@@ -37,11 +41,13 @@ from .base import Operation
 class PairMatrix(Operation):
     name = PAIR_MATRIX
     has_cases = True
+    paired = True
 
     def __init__(self, ctx, method):
         super().__init__(ctx, method)
         n = ctx.nranks
         self.rounds = tournament(n)
+        self.singles = ctx.op_args.get("pairs", PAIRS_ALL) != PAIRS_ROUNDS
         self.p2p = self._peer_access()
         self.slow = slow_pair_request()
         self.peer = None
@@ -65,7 +71,7 @@ class PairMatrix(Operation):
         return {(i, j): ok for i, rows in enumerate(ctx.comm.allgather(row)) for j, ok in rows.items()}
 
     def meta(self):
-        meta = {"rounds": self.rounds}
+        meta = {"rounds": self.rounds, "pairs": PAIRS_ALL if self.singles else PAIRS_ROUNDS}
         if self.p2p:
             meta["p2p"] = {f"{i}-{j}": ok for (i, j), ok in sorted(self.p2p.items())}
         if self.slow:
@@ -76,7 +82,7 @@ class PairMatrix(Operation):
         n = self.ctx.nranks
         for size in sizes:
             for mode in ("uni", "bidir"):
-                for i in range(n):
+                for i in range(n if self.singles else 0):
                     for j in range(n):
                         if i != j and (mode == "uni" or i < j):
                             case = {"mode": mode, "scope": "single", "pair": [i, j]}
@@ -177,9 +183,10 @@ class PairMatrix(Operation):
                 single = [r for r in records if r["size"] == size and r["mode"] == mode
                           and r["scope"] == "single"]
                 tables = []
-                if size == sizes[0]:  # latency at the smallest size, goodput at the others
+                # latency at the smallest size, goodput at the others; none with --pairs rounds
+                if single and size == sizes[0]:
                     tables.append(("latency us", lambda r: f"{r['time_us']['median']:.2f}"))
-                if size != sizes[0] or len(sizes) == 1:
+                if single and (size != sizes[0] or len(sizes) == 1):
                     tables.append(("goodput GB/s", lambda r: f"{r['goodput_GBps']:.2f}"))
                 for what, fmt in tables:
                     cell = {}

@@ -1,6 +1,7 @@
 import json
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -22,6 +23,12 @@ import skips  # noqa: E402
 # tests' launches, and the ReFrame runs and Slurm jobs that inherit this environment, leave it
 # out; the ci systems set their own OMPI_MCA_btl (config/systems/ci.py).
 os.environ.setdefault("OMPI_MCA_btl", "^ofi")
+# Open MPI's ranks wait for a message by polling the CPU; where more ranks than cores run (the
+# tests' many launches at once on CI's 2 cores) a waiting rank takes the core its peer needs.
+# Yielding while idle (mpi_yield_when_idle, Open MPI's knob for oversubscribed nodes) took the
+# payload tests' CPU time from 47 to 28 s there; every launch of the tests inherits it (mpirun,
+# ReFrame's local jobs, the Slurm clusters' sbatch).
+os.environ.setdefault("OMPI_MCA_mpi_yield_when_idle", "1")
 
 
 def _mpirun():
@@ -205,17 +212,20 @@ _skips = []
 
 
 #: GPUCOMM_TEST_TIMELINE=FILE: every worker appends one JSON line per test phase (worker, test,
-#: phase, start, stop: epoch seconds) to FILE, to see where a run's wall time goes
+#: phase, start, stop: epoch seconds; cpu: the worker's CPU seconds so far, its finished
+#: subprocesses' included) to FILE, to see where a run's time goes (.ci/timeline.py)
 TIMELINE_ENV = "GPUCOMM_TEST_TIMELINE"
 
 
 def pytest_runtest_logreport(report):
     timeline = os.environ.get(TIMELINE_ENV)
     if timeline and not hasattr(report, "node"):  # not the xdist controller's copy
+        cpu = sum(resource.getrusage(who)[i] for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+                  for i in (0, 1))  # this worker's and its waited-for processes' CPU seconds, so far
         with open(timeline, "a") as fp:
             fp.write(json.dumps({"worker": os.environ.get("PYTEST_XDIST_WORKER", "gw0"),
                                  "test": report.nodeid, "phase": report.when,
-                                 "start": report.start, "stop": report.stop}) + "\n")
+                                 "start": report.start, "stop": report.stop, "cpu": cpu}) + "\n")
     if report.skipped and not hasattr(report, "wasxfail"):
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
         _skips.append((report.nodeid, reason))

@@ -71,3 +71,28 @@ def test_a_run_started_in_a_busy_prefix_fails_naming_the_other(tmp_path):
     # once the first run is gone, the prefix is free again (a killed run frees it too)
     rc, out = finish(start(tmp_path, *one, "--report-file", tmp_path / "third.json"))
     assert rc == 0, out[-3000:]
+
+
+def test_the_lock_holds_on_a_full_disk(tmp_path, monkeypatch):
+    """The soak's full results folder (bench/results/2026-12-02-cpu-2core/31-fault-soak): the pid
+    could not be written, and the run's next test took its own lock for another run's."""
+    from gpucomm.rfm import runlock
+    monkeypatch.setattr(runlock, "_CLAIMS", {})
+    real_open = open
+
+    class Full:
+        def __init__(self, path, mode):
+            self.fp = real_open(path, mode)
+
+        def __getattr__(self, name):
+            return getattr(self.fp, name)
+
+        def fileno(self):
+            return self.fp.fileno()
+
+        def write(self, text):
+            raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(runlock, "open", Full, raising=False)
+    assert runlock.claim(str(tmp_path)) == ""
+    assert runlock.claim(str(tmp_path)) == ""  # the same process: held, not refused

@@ -470,17 +470,14 @@ def launch_environments(script):
 OWN_VARS = {"ccl": ("NCCL_", "FI_CXI_", "FI_MR_"), "nvshmem": ("NVSHMEM_",)}
 
 
-def test_health_mode_launches_per_method(tmp_path):
+def test_health_mode_launches_per_method(tmp_path_factory):
     """Alps, health mode: the sweeps only; methods share a launch only where their variables are
     the same: host and staging (GPU support off, one GPU per task), gpu-aware-mpi (GPU support
     on), ipc-copy (every GPU of the node), ccl (NCCL's and libfabric's variables, which Cray
     MPICH reads too); nvshmem, unverified on Alps, left out with its reason.  The old sweep
     merged the methods that did not conflict into one launch: NCCL_*/FI_CXI_*/NVSHMEM_* for the
     MPI methods, no GPU binding, nvshmem inside the ping-pong sweep."""
-    out = reframe("--system", "alps", "-c", "checks/", "--mode", "health", "--dry-run", "--prefix", tmp_path,
-                  "--report-file", tmp_path / "report.json", env=site_env())
-    assert out.returncode == 0, out.stdout
-    cases = {c["display_name"].split(" /")[0]: c for c in report_cases(tmp_path / "report.json")}
+    cases = {c["display_name"].split(" /")[0]: c for c in mode_cases(tmp_path_factory, "alps", "health")}
     assert sorted(cases) == ["HealthCheck %operation=allreduce", "HealthCheck %operation=alltoall",
                              "HealthCheck %operation=pingpong", "NodeStateCheck", "PairMatrixCheck %method=ccl",
                              "PairMatrixCheck %method=gpu-aware-mpi", "PairMatrixCheck %method=host",
@@ -512,13 +509,13 @@ def test_health_mode_launches_per_method(tmp_path):
     assert "--ntasks=4" in job_script(cases["HealthCheck %operation=allreduce"])
 
 
-def test_health_mode_leonardo_launches(tmp_path):
+def test_health_mode_leonardo_launches(tmp_path_factory):
     """Leonardo: host, staging and gpu-aware-mpi share a launch (Open MPI over UCX, nothing per
     method), ipc-copy has its own (every GPU of the node), ccl its own (NCCL's variables)."""
-    out = reframe("--system", "leonardo", "-c", "checks/health.py", "--mode", "health", "--dry-run",
-                  "--prefix", tmp_path, "--report-file", tmp_path / "report.json", env=site_env())
-    assert out.returncode == 0, out.stdout
-    for case in report_cases(tmp_path / "report.json"):
+    health = [c for c in mode_cases(tmp_path_factory, "leonardo", "health")
+              if c["name"].startswith("HealthCheck")]
+    assert len(health) == 3
+    for case in health:
         launches = launch_environments(job_script(case))
         assert [m for m, _ in launches] == [["host", "staging", "gpu-aware-mpi"], ["ipc-copy"], ["ccl"]]
         for methods, env in launches:
@@ -531,12 +528,9 @@ def test_health_mode_leonardo_launches(tmp_path):
     ("acceptance", "--sizes 1:1G --json gpucomm_results.json --validate-every 1 --validate-sizes 8,1048576"),
     ("paper", "--sizes 1:1G --json gpucomm_results.json --iters 100"),
 ])
-def test_modes(tmp_path, mode, args):
-    out = reframe("--system", "alps", "-c", "checks/", "--mode", mode, "-n", "^PingPongCheck%method=ccl",
-                  "--dry-run", "--prefix", tmp_path, "--report-file", tmp_path / "report.json",
-                  env=site_env())
-    assert out.returncode == 0, out.stdout
-    (case,) = report_cases(tmp_path / "report.json")
+def test_modes(tmp_path_factory, mode, args):
+    (case,) = [c for c in mode_cases(tmp_path_factory, "alps", mode)
+               if c["name"].split()[0] == "PingPongCheck" and c["method"] == "ccl"]
     srun = job_script(case).splitlines()[-1]
     assert srun.endswith(f"gpucomm pingpong --method ccl {args} --timeout {watchdog_s(case)} "
                          "--max-bandwidth 150"), srun

@@ -128,6 +128,28 @@ def test_a_node_pair_matrix_names_the_slow_node_not_its_partners(acc, tmp_path):
     assert drain[0]["reason"].startswith("10 of 10 pairs with this node slow")
 
 
+def test_a_node_pair_matrix_in_rounds_names_the_slow_node_by_its_latency_too(acc, tmp_path):
+    """The rounds' variables (pair_scope rounds: each unordered pair once, conc_*): a node whose
+    pairs are slow is drained by its goodput and by its latency (higher is worse), alone."""
+    nodes = NODES[:6]
+    slow = "nid002"
+    perf = {}
+    for i, a in enumerate(nodes):
+        for b in nodes[i + 1:]:
+            hit = slow in (a, b)
+            perf[f"conc_uni_256KiB_{a}-{b}"] = (1.0 if hit else 6.0 + 0.01 * i, "GB/s")
+            perf[f"conc_latency_8B_{a}-{b}"] = (90.0 if hit else 20.0 + 0.1 * i, "us")
+    perf["min_pair_conc_uni_256KiB"] = (1.0, "GB/s")
+    tc = case(nodes[0], "NodePairMatrixCheck %method=host", perf)
+    tc["job_nodelist"], tc["display_name"] = list(nodes), "NodePairMatrixCheck %method=host /4567cdef"
+    path = session(tmp_path / "s.json", extra=[tc])
+    assert acc.main([path, "--out", str(tmp_path)]) == EXIT_REPORT_FAIL
+    drain = rows(tmp_path / "drain.csv")
+    assert {r["node"] for r in drain} == {slow}, drain
+    worst = {r["variable"].rsplit("_", 1)[0]: float(r["value"]) for r in drain}
+    assert worst == {"conc_uni_256KiB": 1.0, "conc_latency_8B": 90.0}, drain
+
+
 def test_tolerances_from_a_healthy_fleet(tmp_path):
     from gpucomm.analysis import tolerances
     out = tmp_path / "refs.yaml"

@@ -43,11 +43,14 @@ def claim(prefix):
                            f"{prefix}: give each concurrent run its own --prefix, or use a mode "
                            "(--mode health, acceptance, paper: their directories are per run)")
         return _CLAIMS[prefix]
-    fp.seek(0)
-    fp.truncate()
-    fp.write(f"{os.getpid()}\n")
-    fp.flush()
-    _CLAIMS[prefix] = fp
+    _CLAIMS[prefix] = fp  # held from here on: a second claim of this process must not lock again
+    try:
+        fp.seek(0)
+        fp.truncate()
+        fp.write(f"{os.getpid()}\n")
+        fp.flush()
+    except OSError:  # a full disk: the lock holds all the same (a refused run says "pid unknown")
+        pass
     return ""
 
 

@@ -12,7 +12,7 @@ victim where it does not cross it.  Up to 20000 iterations per size within a 2 s
 work could fill; no other test runs meanwhile: tests/machine.py), 10 warm-up iterations (the default, a tenth of the
 iterations, would be minutes across the shaped link); --max-retries=2: a job that other work on
 the 2 CPUs disturbed is run again (ReFrame's own retry; the report keeps every attempt).  An
-aggressor step that is not ready within 30 s (its start-up normally takes a few: a step on 2 of
+aggressor step that is not ready within 12 s (its start-up normally takes a few: a step on 2 of
 the job's 4 nodes sometimes hangs in Slurm's PMIx ring fence here) is started again by the job.
 
 Marker ``cluster``, as test_cluster.py (skipped without the cluster unless
@@ -35,7 +35,7 @@ LARGE = "256KiB"
 #: what the noise mode runs here: host ping-pong, 8 B and 256 KiB, a paced streams aggressor
 NOISE = ["--system", "ci:cluster", "-c", "checks/noise.py", "--mode", "noise",
          "-S", "large_size=256K", "-S", "aggressor_size=1M", "-S", "aggressor_bandwidth=0.004",
-         "-S", "iters=20000", "-S", "warmup=10", "-S", "budget=2", "-S", "ready_timeout=30"]
+         "-S", "iters=20000", "-S", "warmup=10", "-S", "budget=2", "-S", "ready_timeout=12"]
 
 
 def run_noise(env, prefix, *args):

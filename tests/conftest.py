@@ -26,8 +26,9 @@ os.environ.setdefault("OMPI_MCA_btl", "^ofi")
 # Open MPI's ranks wait for a message by polling the CPU; where more ranks than cores run (the
 # tests' many launches at once on CI's 2 cores) a waiting rank takes the core its peer needs.
 # Yielding while idle (mpi_yield_when_idle, Open MPI's knob for oversubscribed nodes) took the
-# payload tests' CPU time from 47 to 28 s there; every launch of the tests inherits it (mpirun,
-# ReFrame's local jobs, the Slurm clusters' sbatch).
+# payload tests from 27 to 19 CPU seconds and 24 to 18 s there (bench/results/2026-12-02-cpu-2core/
+# 28-ci-under-10/levers.log); every launch of the tests inherits it (mpirun, ReFrame's local jobs,
+# the Slurm clusters' sbatch).
 os.environ.setdefault("OMPI_MCA_mpi_yield_when_idle", "1")
 
 

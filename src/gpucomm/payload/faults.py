@@ -94,12 +94,11 @@ def check_scope(methods, op):
                                           f"{', '.join(where_methods)}, not {','.join(methods)}: unset it"))
 
 
-def check_requests(nranks, sizes, methods=(), op=None):
+def check_requests(nranks, sizes, methods, op):
     """Every hook that is set must be able to fire in this run: this run's methods or operation
-    (check_scope, where given), its ranks exist, its size is swept (a hook that cannot fire
-    would test nothing and say nothing)."""
-    if op is not None:
-        check_scope(methods, op)
+    (check_scope), its ranks exist, its size is swept (a hook that cannot fire would test
+    nothing and say nothing)."""
+    check_scope(methods, op)
     for var, req in ((CORRUPT, corruption_request()), (HANG, hang_request())):
         if req is not None:
             rank, size = req

@@ -27,7 +27,7 @@ RULES = {
     "site": ({"gpucomm.site"}, set()),
     "rfm": ({"gpucomm.rfm", "gpucomm.native", "gpucomm.site"}, {"reframe", "yaml"}),
     "analysis": ({"gpucomm.analysis", "gpucomm.native", "gpucomm.data"},
-                 {"numpy", "pandas", "matplotlib", "PIL", "yaml"}),
+                 {"numpy", "pandas", "matplotlib", "PIL", "yaml", "scipy"}),
     "data": (set(), set()),
     "shared": (set(), {"numpy"}),
 }
@@ -238,7 +238,7 @@ BLOCKER = textwrap.dedent("""
     import sys
     class _Block:
         def find_spec(self, name, path=None, target=None):
-            if name.split(".")[0] in ("reframe", "pandas", "matplotlib", "yaml", "numba", "numba_mpi"):
+            if name.split(".")[0] in ("reframe", "pandas", "matplotlib", "yaml", "scipy", "numba", "numba_mpi"):
                 raise ImportError(f"{name} is not installed (payload-only venv)")
     sys.meta_path.insert(0, _Block())
 """)

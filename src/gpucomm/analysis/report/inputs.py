@@ -30,7 +30,11 @@ import pandas as pd
 from ...contract import NOISE_FILES, RESULT_TAG, RESULTS_FILE, STDOUT_FILE, parse_output
 from . import ALL_SESSIONS
 
-CASE_KEY = ["system", "partition", "environ", "test"]
+#: a test case within a session: its check (``test``, ReFrame's name) and its variant (``case``,
+#: ReFrame's display_name: one per node of ``--distribute`` and per ``--repeat``)
+CASE_KEY = ["system", "partition", "environ", "test", "case"]
+#: the parameters ReFrame's test generators add to a display name (--distribute, --repeat)
+_GENERATED = re.compile(r"\s+%\.(?P<key>part|nid|repeat_no)=(?P<value>\S+)")
 _PERFLOG_RE = re.compile(r".*\.log(\.h\d+)?$")
 _RFM3_LINE = re.compile(r"^[^|]*\|reframe [^|]*\|[^|]* on [^|]*\|")
 
@@ -82,18 +86,20 @@ def _one_per_run(df, key):
     return pd.concat([keyed, loose], ignore_index=True) if not loose.empty else keyed
 
 
-SWEEP_COLUMNS = ["system", "partition", "environ", "test", "op", "method", "pair", "size", "nranks",
+SWEEP_COLUMNS = ["system", "partition", "environ", "test", "case", "op", "method", "pair", "size", "nranks",
                  "nodes", "time_us", "time_us_p05", "time_us_p95", "time_us_mean", "goodput_GBps",
                  "busbw_GBps", "goodput_GBps_best", "validated", "nominal_GBps", "nominal_source",
                  "device_name", "run_time", "session", "history", "source", "folder"]
-CASE_COLUMNS = ["time", "session", "system", "partition", "environ", "test", "nodes", "result",
+CASE_COLUMNS = ["time", "session", "system", "partition", "environ", "test", "case", "node", "repeat", "nodes",
+                "result",
                 "fail_phase", "fail_reason", "dry_run", "outputdir", "op", "method", "tool", "nranks",
                 "history", "kind", "source"]
 SESSION_COLUMNS = ["session", "time", "dry_run", "num_cases", "num_failures", "num_skipped", "cmdline",
                    "history", "kind", "source"]
 #: a location ReFrame did not name (a results file outside every report's test cases)
 UNKNOWN = "unknown"
-PERF_COLUMNS = ["time", "session", "system", "partition", "environ", "test", "nodes", "var", "value",
+PERF_COLUMNS = ["time", "session", "system", "partition", "environ", "test", "case", "node", "repeat", "nodes",
+                "var", "value",
                 "unit", "ref", "lower", "upper", "var_result", "result", "op", "method", "tool", "nranks",
                 "history", "kind", "source", "fail_phase"]
 
@@ -168,7 +174,8 @@ def locate_sweeps(data):
         delta = (pd.to_numeric(match["time"], errors="coerce") - when).abs()
         case = match.loc[delta.idxmin()] if delta.notna().any() else match.iloc[-1]
         data.sweeps[i] = sweep.assign(system=case["system"], partition=case["partition"],
-                                      environ=case["environ"], test=case["test"], session=case["session"])
+                                      environ=case["environ"], test=case["test"], case=case["case"],
+                                      session=case["session"])
     if unknown:
         data.problems.append(f"{len(unknown)} results files in no ReFrame test case's output folder (no report, "
                              f"stored session or perflog of their run among the inputs): system and partition "
@@ -227,7 +234,7 @@ def _read_sweep(data, meta, records, path, history):
     folder = os.path.basename(os.path.dirname(os.path.abspath(path)))
     # located by locate_sweeps() from the test case whose output folder this is
     out = pd.DataFrame({
-        "system": UNKNOWN, "partition": UNKNOWN, "environ": UNKNOWN, "test": folder,
+        "system": UNKNOWN, "partition": UNKNOWN, "environ": UNKNOWN, "test": folder, "case": folder,
         "op": df.get("op", meta.get("op")), "method": df.get("method", meta.get("method")),
         "pair": df["pair"].map(_pair_label) if "pair" in df else None,
         "size": pd.to_numeric(df["size"], errors="coerce"),
@@ -308,6 +315,23 @@ def tool_label(tc):
 NO_RESULT = "no result"
 
 
+def case_identity(display_name, name=None, nodelist=()):
+    """(test, case, node, repeat) of a test case: ``test`` its check's name without the parameters
+    ReFrame's ``--distribute`` and ``--repeat`` add, ``case`` the whole display name (unique in a
+    session), ``node`` the one node it ran on (``%.nid=``, else a one-node job's node list; None for
+    a job of several nodes or none), ``repeat`` its ``--repeat`` number (0 without one)."""
+    shown = str(display_name or name or "?")
+    found = {m.group("key"): m.group("value") for m in _GENERATED.finditer(shown)}
+    test = str(name) if name else _GENERATED.sub("", shown)
+    nodes = [n for n in (nodelist or []) if n and n != "None"]
+    node = found.get("nid") or (nodes[0] if len(nodes) == 1 else None)
+    try:
+        repeat = int(found.get("repeat_no", 0))
+    except ValueError:
+        repeat = 0
+    return test, shown, node, repeat
+
+
 def _read_report(data, doc, path, history, kind):
     info = doc.get("session_info") or {}
     session = info.get("uuid")
@@ -320,7 +344,7 @@ def _read_report(data, doc, path, history, kind):
             if not tc.get("result"):  # counts as a failure: a case that ran must say how it ended
                 data.problems.append(f"{path}: test case {tc['name']} has no result: counted as failed")
                 tc = {**tc, "result": NO_RESULT, "fail_reason": "ReFrame recorded no result for it"}
-            key = (tc.get("system"), tc.get("partition"), tc.get("environ"), tc.get("name"))
+            key = (tc.get("system"), tc.get("partition"), tc.get("environ"), tc.get("display_name") or tc["name"])
             latest[key] = tc
     dry = is_dry_run(info, list(latest.values()))
     end = info.get("time_end_unix") or info.get("time_start_unix")
@@ -330,11 +354,14 @@ def _read_report(data, doc, path, history, kind):
         "cmdline": info.get("cmdline"), "history": history, "kind": kind, "source": path}]))
     cases, perf = [], []
     for tc in latest.values():
-        nodes = ",".join(tc.get("job_nodelist") or []) or "?"
-        test = tc.get("name") or tc.get("display_name") or tc.get("short_name")
+        listed = tc.get("job_nodelist") if isinstance(tc.get("job_nodelist"), list) else []
+        nodes = ",".join(str(n) for n in listed) or "?"
+        test, shown, node, repeat = case_identity(tc.get("display_name"), tc.get("name") or tc.get("short_name"),
+                                                  listed)
         case = {"time": tc.get("job_completion_time_unix") or end,
                 "session": session, "system": tc.get("system"), "partition": tc.get("partition"),
-                "environ": tc.get("environ"), "test": test, "nodes": nodes, "result": tc.get("result"),
+                "environ": tc.get("environ"), "test": test, "case": shown, "node": node, "repeat": repeat,
+                "nodes": nodes, "result": tc.get("result"),
                 "fail_phase": tc.get("fail_phase"), "fail_reason": tc.get("fail_reason"), "dry_run": dry,
                 "outputdir": tc.get("outputdir"), "op": tc.get("op"), "method": tc.get("method"),
                 "tool": tool_label(tc), "nranks": tc.get("num_tasks"), "history": history, "kind": kind,
@@ -496,10 +523,14 @@ def _read_perflog(data, path, explicit, history):
         .all(axis=1) if variables else pd.Series(True, index=df.index)
     nojob = unix.isna() & (df["jobid"].isin(["", "null", "None"]) if "jobid" in df else True)
     dry = (df["result"] == "pass") & nojob & novalue
+    shown = col("name", col("short_name", pd.Series("?", index=df.index)))
+    ident = [case_identity(d, None, re.findall(r"[\w.-]+", n) if isinstance(n, str) else ())
+             for d, n in zip(shown, col("job_nodelist", pd.Series("", index=df.index)))]
     base = pd.DataFrame({
         "time": unix.fillna(time), "session": None, "system": col("system", "?"),
         "partition": col("partition", "?"), "environ": col("environ", "?"),
-        "test": col("name", col("short_name", "?")), "nodes": col("job_nodelist", "?"), "result": df["result"],
+        "test": [i[0] for i in ident], "case": [i[1] for i in ident], "node": [i[2] for i in ident],
+        "repeat": [i[3] for i in ident], "nodes": col("job_nodelist", "?"), "result": df["result"],
         "fail_phase": None, "fail_reason": None, "dry_run": dry, "outputdir": None,
         "history": history, "kind": "perflog", "source": path})
     data.cases.append(base)

@@ -489,7 +489,7 @@ def headline(cur, comparison, native_t, native_p, paper_t):
             _ratios(where(native_p, test=test, var=f"goodput_{label}"), "tool", "ratio")
         paper = where(paper_t, size=top)
         paper = _ratios(paper[paper["comparable"].astype(bool)], "paper_system", "ratio") if len(paper) else ""
-        ref = comparison[(comparison[CASE_KEY] == [system, partition, environ, test]).all(axis=1)
+        ref = comparison[(comparison[CASE_KEY[:4]] == [system, partition, environ, test]).all(axis=1)
                          & comparison["var"].isin([f"goodput_{label}", f"{method}_goodput_{label}"])] \
             if len(comparison) else comparison
         ref = ref[pd.to_numeric(ref["ref"], errors="coerce").fillna(0) != 0] if len(ref) else ref

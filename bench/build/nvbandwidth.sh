@@ -6,7 +6,8 @@
 #                                              version.h must say NVBANDWIDTH_VERSION); none:
 #                                              git clone (versions.sh: the commit is checked)
 # Environment: CUDA_HOME [/usr/local/cuda], CUDA_ARCH [GPU 0's, else 90], JOBS [nproc],
-# BOOST_ROOT (a Boost with program_options), else the system's (/usr/include/boost), else
+# BOOST_ROOT (a Boost with program_options), else the system's (/usr/include/boost with the
+# program_options library's CMake package), else
 # BOOST_DEBS=DIR: the Debian packages of versions.sh's NVBANDWIDTH_BOOST_DEBS, unpacked into a
 # temporary prefix (dpkg -x, never over /).  nvidia-ml and cuda link against CUDA's stubs where
 # the node has no unversioned libraries (the driver's are loaded at run time).
@@ -31,8 +32,8 @@ build=$(mktemp -d "${TMPDIR:-/tmp}/gpucomm-nvbandwidth-build.XXXX")
 prefix_opts=()
 if [ -n "${BOOST_ROOT:-}" ]; then
   prefix_opts=(-DCMAKE_PREFIX_PATH="$BOOST_ROOT"); say "nvbandwidth: Boost from BOOST_ROOT=$BOOST_ROOT"
-elif [ -f /usr/include/boost/program_options.hpp ]; then
-  say "nvbandwidth: the system's Boost (/usr/include/boost)"
+elif [ -f /usr/include/boost/program_options.hpp ] && ls /usr/lib/*/cmake/boost_program_options-*/ >/dev/null 2>&1; then
+  say "nvbandwidth: the system's Boost (/usr/include/boost, its program_options library)"
 elif [ -n "${BOOST_DEBS:-}" ]; then
   boost=$build/boost
   for p in $NVBANDWIDTH_BOOST_DEBS; do
@@ -40,7 +41,10 @@ elif [ -n "${BOOST_DEBS:-}" ]; then
     [ -n "$deb" ] || die "nvbandwidth: no ${p}_*.deb in $BOOST_DEBS (apt-get download $NVBANDWIDTH_BOOST_DEBS)"
     dpkg -x "$deb" "$boost"
   done
-  prefix_opts=(-DCMAKE_PREFIX_PATH="$boost/usr")
+  config=$(ls -d "$boost"/usr/lib/*/cmake/Boost-*/ | head -1)
+  # this Boost's CMake package, not the system's (a node may have Boost's headers and config
+  # without program_options, as the lent H200 machine's Boost 1.83)
+  prefix_opts=(-DCMAKE_PREFIX_PATH="$boost/usr" -DBoost_DIR="$config" -DBoost_NO_SYSTEM_PATHS=ON)
   say "nvbandwidth: Boost from the Debian packages of $BOOST_DEBS, unpacked in $boost"
 else
   die "nvbandwidth: no Boost program_options: install libboost-program-options-dev, or set BOOST_ROOT, or BOOST_DEBS=DIR"

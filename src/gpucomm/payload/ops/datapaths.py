@@ -5,7 +5,7 @@ copies are these; the method's own transfers are not used).
 Paths (constants.DATAPATHS, ``--paths``): ``h2d-ce``, ``d2h-ce``, ``bidir-ce`` (copy engine:
 cudaMemcpyAsync on the rank's stream; bidir: host -> device and device -> host on two streams at
 once), ``h2d-sm``, ``d2h-sm``, ``bidir-sm`` (a kernel's 16-byte loads and stores over the link
-on mapped pinned host memory; bidir: half the blocks each way) and ``local-ce`` (a device-local
+on mapped pinned host memory; bidir: every other block each way) and ``local-ce`` (a device-local
 copy, cudaMemcpyAsync device -> device).  Host memory is pinned (registered, mapped) and placed
 on the GPU's own NUMA node (``near``), the farthest node with CPUs (``far``, ``--host-numa
 far|both``) or a given one (``--numa-node N``): payload/numa.py says how, the meta which
@@ -61,13 +61,12 @@ extern "C" __global__ void copy16(u64 src, u64 dst, u64 n) {
     for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) d[i] = s[i];
 }
 extern "C" __global__ void bidir16(u64 h_src, u64 d_dst, u64 d_src, u64 h_dst, u64 n) {
-    unsigned half = gridDim.x / 2;
-    bool up = blockIdx.x < half;
+    // even blocks host -> device, odd blocks device -> host: both directions resident at once
+    bool up = (blockIdx.x & 1) == 0;
     const ulonglong2* s = (const ulonglong2*)(up ? h_src : d_src);
     ulonglong2* d = (ulonglong2*)(up ? d_dst : h_dst);
-    unsigned b = up ? blockIdx.x : blockIdx.x - half;
-    u64 stride = (u64)half * blockDim.x;
-    for (u64 i = (u64)b * blockDim.x + threadIdx.x; i < n; i += stride) d[i] = s[i];
+    u64 stride = (u64)(gridDim.x / 2) * blockDim.x;
+    for (u64 i = (u64)(blockIdx.x / 2) * blockDim.x + threadIdx.x; i < n; i += stride) d[i] = s[i];
 }
 """
 
@@ -285,6 +284,7 @@ class DataPaths(Operation):
         self.direction, self.engine = parse_path(case["path"])
         self.active = case["scope"] == "all" or case["gpu"] == self.gpu
         self.hostbufs = self.hosts.get(case["numa"])
+        self.direction_events = []
 
     def _plan(self, size):
         """[(kind, dst, src)] of one iteration: kind h2d, d2h, d2d; host ends are HostBuffers."""
@@ -322,8 +322,10 @@ class DataPaths(Operation):
         s = src.data.ptr if kind != "h2d" else src.ptr
         self.rt.memcpyAsync(d, s, size, {"h2d": H2D, "d2h": D2H, "d2d": D2D}[kind], stream.ptr)
 
-    def _issue(self, size, n):
-        """``n`` iterations queued; every stream used joins the rank's stream at the end."""
+    def _issue(self, size, n, timed=False):
+        """``n`` iterations queued; every stream used joins the rank's stream at the end.
+        ``timed``: the copy engines' bidirectional sample also times each direction with its
+        own events (start on the rank's stream, end on the direction's), read in reduce_times."""
         main, plan = self.be.stream, self._plan(size)
         if self.engine == "sm":
             copy16, bidir16 = self.kernels
@@ -336,8 +338,9 @@ class DataPaths(Operation):
             if len(plan) == 2:
                 (_, dd, hs), (_, hd, ds) = plan
                 args = (ptr(hs, True), ptr(dd, False), ptr(ds, False), ptr(hd, True), n16)
+                half = max(1, min(self.max_blocks // 2, blocks))
                 for _ in range(n):
-                    bidir16((2 * blocks,), (BLOCK,), args, stream=main)
+                    bidir16((2 * half,), (BLOCK,), args, stream=main)
             else:
                 kind, dst, src = plan[0]
                 args = (ptr(src, kind == "h2d"), ptr(dst, kind == "d2h"), n16)
@@ -348,7 +351,8 @@ class DataPaths(Operation):
             for _ in range(n):
                 self._copy(*plan[0], size, main)
             return
-        start, done = self.events[0], self.events[1:]
+        cuda = self.be.xp.cuda
+        start, done = (cuda.Event(), [cuda.Event(), cuda.Event()]) if timed else (self.events[0], self.events[1:])
         start.record(main)
         for (kind, dst, src), stream, ev in zip(plan, self.side, done):
             stream.wait_event(start)
@@ -356,6 +360,8 @@ class DataPaths(Operation):
                 self._copy(kind, dst, src, size, stream)
             ev.record(stream)
             main.wait_event(ev)
+        if timed:
+            self.direction_events.append((start, done, n))
 
     def step(self, size):
         if self.active:
@@ -364,13 +370,27 @@ class DataPaths(Operation):
 
     def loop(self, size, n):
         if self.active:
-            self._issue(size, n)
+            self._issue(size, n, timed=True)
+
+    def _direction_medians(self):
+        """(h2d, d2h) median seconds per iteration of this rank's bidirectional copy-engine
+        samples, each direction timed alone; None elsewhere."""
+        if not self.direction_events:
+            return None
+        elapsed = self.be.xp.cuda.get_elapsed_time
+        per = np.array([[elapsed(start, ev) * 1e-3 / n for ev in done]
+                        for start, done, n in self.direction_events])
+        self.direction_events = []
+        return tuple(float(np.median(per[:, i])) for i in range(2))
 
     def reduce_times(self, times):
         everyone = np.array(self.ctx.comm.allgather(times))
+        directions = self.ctx.comm.allgather(self._direction_medians())
         if self.slow and self.slow[0] < len(everyone):
             everyone[self.slow[0]] /= self.slow[1]  # test hook: this GPU at FACTOR of its speed
-        self.rank_times = everyone
+            if directions[self.slow[0]]:
+                directions[self.slow[0]] = tuple(t / self.slow[1] for t in directions[self.slow[0]])
+        self.rank_times, self.rank_directions = everyone, directions
         if self.case["scope"] == "single":
             return everyone[self.case["gpu"]].copy()
         return everyone.max(axis=0)
@@ -392,15 +412,26 @@ class DataPaths(Operation):
             self.expect[0][0][size // 2] = 0
             self.be.synchronize()
 
+    def _each_direction(self, size, gpu):
+        """{h2d_GBps, d2h_GBps}: each direction of a bidirectional copy-engine case, timed by its
+        own events (the medians; as nvbandwidth's *_bidirectional_memcpy_ce time each one)."""
+        times = self.rank_directions[gpu] if self.rank_directions else None
+        if not times:
+            return {}
+        return {f"{d}_GBps": datapath_GBps(d, size, t)["goodput_GBps"] for d, t in zip(("h2d", "d2h"), times)}
+
     def metrics(self, size, time_s):
         path = self.case["path"]
         out = datapath_GBps(parse_path(path)[0], size, time_s)
-        if self.case["scope"] == "all":
+        if self.case["scope"] == "single":
+            out.update(self._each_direction(size, self.case["gpu"]))
+        else:
             out["gpu_results"] = []
             for g, row in enumerate(self.rank_times):
                 t = float(np.median(row))
                 out["gpu_results"].append({"gpu": g, "bus_id": self.buses[g], "time_us": t * 1e6,
-                                           **datapath_GBps(parse_path(path)[0], size, t)})
+                                           **datapath_GBps(parse_path(path)[0], size, t),
+                                           **self._each_direction(size, g)})
         limit = min(filter(None, self.hbm_limits), default=None)
         if path == DATAPATH_LOCAL and limit and out["hbm_GBps"] > limit:
             raise collective(PlausibilityError(

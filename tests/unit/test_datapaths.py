@@ -108,3 +108,22 @@ def test_side_by_side_holds_every_path_to_097(tmp_path):
     assert out.returncode == 1 and "below 0.97" in out.stdout
     out = _side_by_side(tmp_path, {"h2d-sm": {"goodput_GBps": 50.0}}, theirs)
     assert out.returncode == 1 and "no nvbandwidth figure" in out.stdout
+
+
+def test_perf_values_from_the_records(tmp_path):
+    from gpucomm.contract import done_line, result_line
+    from gpucomm.rfm.datapaths import case_value, every_case_ok
+    recs = [{"size": 256 << 20, "path": "h2d-ce", "numa": "near", "scope": "single", "gpu": g,
+             "bus_id": f"0000:{g}:00.0", "goodput_GBps": 50.0 + g, "validated": True} for g in range(2)]
+    recs.append({"size": 256 << 20, "path": "h2d-ce", "numa": "near", "scope": "all", "validated": True,
+                 "goodput_GBps": 40.0, "gpu_results": [{"gpu": 0, "goodput_GBps": 41.0},
+                                                       {"gpu": 1, "goodput_GBps": 40.0}]})
+    out = tmp_path / "out"
+    out.write_text("\n".join(map(result_line, recs)) + "\n" + done_line({"ok": True}) + "\n")
+    assert case_value(str(out), 256 << 20, "h2d-ce", "near", "single", 1).evaluate() == 51.0
+    assert case_value(str(out), 256 << 20, "h2d-ce", "near", "single", None).evaluate() == 50.0
+    assert case_value(str(out), 256 << 20, "h2d-ce", "near", "all", 0).evaluate() == 41.0
+    assert case_value(str(out), 256 << 20, "h2d-ce", "near", "all", None).evaluate() == 40.0
+    assert every_case_ok(str(out), 3).evaluate()
+    with pytest.raises(Exception, match="2 of 4 cases|3 of 4 cases"):
+        every_case_ok(str(out), 4).evaluate()

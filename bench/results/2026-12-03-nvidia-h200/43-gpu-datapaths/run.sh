@@ -28,7 +28,7 @@ BOOST_DEBS=.deb bash bench/build/nvbandwidth.sh /tmp/nvb ext/src/nvbandwidth-v0.
 phase "nvbandwidth, 512 MiB, 10 samples"
 T="host_to_device_memcpy_ce device_to_host_memcpy_ce host_to_device_bidirectional_memcpy_ce device_to_host_bidirectional_memcpy_ce host_to_device_memcpy_sm device_to_host_memcpy_sm host_to_device_bidirectional_memcpy_sm device_to_host_bidirectional_memcpy_sm device_local_copy"
 /tmp/nvb/nvbandwidth -b 512 -i 10 -t $T > "$W/nvbandwidth.txt" 2>&1; rc
-grep -E "Running|SUM|^ *0 |^ *memcpy|bandwidth" "$W/nvbandwidth.txt" | head -n 60
+grep -vE '^\s*$' "$W/nvbandwidth.txt" | head -n 80
 /tmp/nvb/nvbandwidth -b 512 -i 10 -j -t $T > "$W/nvbandwidth.json" 2>&1; rc
 phase "payload at 512 MiB, every path, near NUMA (the side by side)"
 $GD --sizes 512M --iters 20 --json "$W/side.json" 2>&1 | grep -v '^GPUCOMM-'; rc
@@ -66,13 +66,13 @@ fi
 if [ "${CHECKS:-0}" = 1 ]; then
     phase "ReFrame: DataPathsCheck, health mode"
     reframe -C config/settings.py -c checks/datapaths.py --mode health -r --report-file "$W/health.json" >"$OUT/health.log" 2>&1; rc
-    grep -aE 'PASSED|FAILED|FAIL |SKIP|OK |P: ' "$OUT/health.log" | tail -n 30
+    grep -aE 'PASSED|FAILED|FAIL |SKIP|OK |P: ' "$OUT/health.log" | tail -n 40
     phase "ReFrame: DataPathsCheck, acceptance mode (full sweep)"
     reframe -C config/settings.py -c checks/datapaths.py --mode acceptance -r --report-file "$W/acceptance.json" >"$OUT/acceptance.log" 2>&1; rc
-    grep -aE 'PASSED|FAILED|FAIL |SKIP|OK ' "$OUT/acceptance.log" | tail -n 20
+    grep -aE 'PASSED|FAILED|FAIL |SKIP|OK |P: ' "$OUT/acceptance.log" | tail -n 40
     phase "ReFrame: the hook, GPU 0 at half speed, health mode: FAIL naming the GPU"
     GPUCOMM_TEST_SLOW_GPU=0:0.5 reframe -C config/settings.py -c checks/datapaths.py --mode health -r >"$OUT/hook.log" 2>&1; rc
-    grep -aE 'FAIL|gpu0|P: ' "$OUT/hook.log" | head -n 30
+    grep -aE 'FAIL|gpu0_|TEST HOOK' "$OUT/hook.log" | head -n 30
 fi
 (cd "$OUT" && tar czf records.tgz w && rm -rf w)
 phase done

@@ -20,8 +20,8 @@ from gpucomm.constants import METHODS
 from gpucomm.metrics import busbw_GBps, goodput_GBps
 from gpucomm.analysis.references import FIGURES, METHOD_OF
 from gpucomm.site.siteconf import slurm_access
-from reframe_helpers import (DATAPATH_CHECKS, HEALTH_CHECKS, INTERNODE_CHECKS, NATIVE_CHECKS, NICPATH_CHECKS, NODESTATE_CHECKS, NOISE_CHECKS,
-                             PAIR_MATRIX_CHECKS, REPO, SHARED_CSV,
+from reframe_helpers import (DATAPATH_CHECKS, HEALTH_CHECKS, INTERNODE_CHECKS, NATIVE_CHECKS, NICPATH_CHECKS,
+                             NODESTATE_CHECKS, NOISE_CHECKS, PAIR_MATRIX_CHECKS, REPO, SHARED_CSV,
                              check_classes, clean_env)
 from reframe_helpers import dry_runs as dry_run_all
 from reframe_helpers import job_script, reframe, report_cases, shared_dry_run, watchdog_s

@@ -21,7 +21,7 @@ if [ -z "${2:-}" ]; then
   [ "$(git -C "$clone" rev-parse HEAD)" = "$NVBANDWIDTH_COMMIT" ] || die "nvbandwidth: not at $NVBANDWIDTH_COMMIT"
   src=$clone; say "nvbandwidth: $NVBANDWIDTH_GIT at $NVBANDWIDTH_COMMIT (checked)"
 else
-  [ -d "$2" ] || die "nvbandwidth: $2: no such folder"
+  [ -d "$2" ] || die "nvbandwidth: $2: no such file or folder"
   src=$(cd "$2" && pwd); say "nvbandwidth: source folder $src (taken as it is)"
 fi
 grep -q "define NVBANDWIDTH_VERSION \"$NVBANDWIDTH_VERSION\"" "$src/version.h" \

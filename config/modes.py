@@ -41,7 +41,9 @@ _KEEP = [f"--timestamp=%Y%m%dT%H%M%S%z-{os.getpid()}", f"--report-file={_RESULTS
 #: acceptance's soak: every timed sample's data checked at 8 B and 1 MiB (nccl-tests' -c; the
 #: intermittent corruption of NVIDIA/nccl #2001 showed at 1 MiB)
 _SOAK = ["--setvar=validate_every=1", "--setvar=validate_sizes=8,1M"]
-_HEALTH = _COMMON + _KEEP + ["--tag=health", "--setvar=PairMatrixCheck.budget=0.25"]
+#: the GPU data paths (checks/datapaths.py) in health: one size per path (acceptance: the sweep)
+_HEALTH = _COMMON + _KEEP + ["--tag=health", "--setvar=PairMatrixCheck.budget=0.25",
+                             "--setvar=DataPathsCheck.sizes=256M"]
 #: ReFrame's --distribute pins every selected test to one node, whatever its num_nodes (only
 #: single-node jobs can be distributed: ReFrame's manual; reframe-hpc/reframe#2498): the per-node
 #: part of acceptance selects the checks of one node, the network part the others

@@ -27,6 +27,8 @@ NOISE_CHECKS = ("NoiseCheck",)
 NODESTATE_CHECKS = ("NodeStateCheck",)
 #: the network path of one node per NIC (checks/nicpath.py), tested in tests/rfm/test_nicpath.py
 NICPATH_CHECKS = ("NicPathCheck",)
+#: every GPU's own data paths (checks/datapaths.py), tested in tests/rfm/test_datapaths.py
+DATAPATH_CHECKS = ("DataPathsCheck",)
 
 #: ``python -c _MAIN ARGS`` is ``reframe ARGS`` (with reframe_fast's cheaper stack walk)
 _MAIN = (f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); import reframe_fast; "

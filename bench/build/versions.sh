@@ -33,3 +33,11 @@ UCC_GIT=https://github.com/openucx/ucc.git
 UCC_COMMIT=211e2f60436cba7c044195acb43752aa70eab38f   # tag v1.8.0
 # the NCCL UCC's TL NCCL is built against: the nvidia-nccl-cu13 wheel the reference node has
 NCCL_WHEEL_VERSION=2.28.9
+# nvbandwidth (bench/build/nvbandwidth.sh): host <-> device and device-local copy bandwidth, by
+# copy engine and by SM, the native side of the GPU data-path check; tag v0.8, at this commit
+NVBANDWIDTH_VERSION=v0.8
+NVBANDWIDTH_GIT=https://github.com/NVIDIA/nvbandwidth.git
+NVBANDWIDTH_COMMIT=66746a3bef61c8c2e12ab34955310da70b9e38cb   # tag v0.8 (merge of PR 37)
+# the Debian 12 packages of Boost.Program_options it builds against where the node has none
+# (apt-get download them on a machine with apt; BOOST_DEBS=that folder)
+NVBANDWIDTH_BOOST_DEBS="libboost-program-options1.74-dev libboost-program-options1.74.0 libboost1.74-dev"

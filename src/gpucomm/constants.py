@@ -25,7 +25,13 @@ PINGPONG, BW, MULTI_PINGPONG, PAIR_MATRIX = "pingpong", "bw", "multi-pingpong", 
 ALLREDUCE, ALLTOALL = "allreduce", "alltoall"
 #: sustained background traffic for a given time (a noise study's aggressor, not a benchmark)
 AGGRESSOR = "aggressor"
-OPERATIONS = (PINGPONG, BW, MULTI_PINGPONG, PAIR_MATRIX, ALLREDUCE, ALLTOALL, AGGRESSOR)
+#: every GPU's own data paths: host <-> device over its link and its device memory (ops/datapaths.py)
+GPU_DATAPATHS = "gpu-datapaths"
+OPERATIONS = (PINGPONG, BW, MULTI_PINGPONG, PAIR_MATRIX, ALLREDUCE, ALLTOALL, AGGRESSOR, GPU_DATAPATHS)
+#: its paths: direction (h2d, d2h, bidir: both at once; local: device memory) and engine (ce: the
+#: copy engine, cudaMemcpyAsync; sm: a kernel's loads and stores on mapped pinned host memory)
+DATAPATH_LOCAL = "local-ce"
+DATAPATHS = ("h2d-ce", "d2h-ce", "bidir-ce", "h2d-sm", "d2h-sm", "bidir-sm", DATAPATH_LOCAL)
 COLLECTIVES = (ALLREDUCE, ALLTOALL)
 #: the pair matrix's pairs (--pairs): every pair one at a time and the concurrent rounds, or the
 #: rounds of disjoint pairs only (n-1 rounds for n ranks: a node-pair matrix of many nodes)
@@ -166,6 +172,7 @@ NO_MULTICAST_ENV = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST":
 TEST_CORRUPT, TEST_HANG, TEST_HANG_EXIT = "GPUCOMM_TEST_CORRUPT", "GPUCOMM_TEST_HANG", "GPUCOMM_TEST_HANG_EXIT"
 TEST_SLOW_PAIR, TEST_IPC_REFUSED = "GPUCOMM_TEST_SLOW_PAIR", "GPUCOMM_TEST_IPC_REFUSED"
 TEST_CORRUPT_EVERY = "GPUCOMM_TEST_CORRUPT_EVERY"   # makes TEST_CORRUPT intermittent (the soak)
+TEST_SLOW_GPU = "GPUCOMM_TEST_SLOW_GPU"   # IDX:FACTOR: GPU IDX's data paths at FACTOR of their speed
 #: hook -> (methods, operations) where it can fire (None: every one); a hook set where it
 #: cannot fire would test nothing and say nothing: a failure naming it (HANG_EXIT modifies HANG)
 TEST_HOOK_SCOPE = {
@@ -175,6 +182,7 @@ TEST_HOOK_SCOPE = {
     TEST_HANG_EXIT: (None, None),
     TEST_SLOW_PAIR: (None, (PAIR_MATRIX,)),
     TEST_IPC_REFUSED: ((IPC_COPY,), None),
+    TEST_SLOW_GPU: (None, (GPU_DATAPATHS,)),
 }
 #: the hooks whose only effect is on the numbers: they can fail a check only against a reference
-TEST_HOOKS_PERF_ONLY = (TEST_SLOW_PAIR,)
+TEST_HOOKS_PERF_ONLY = (TEST_SLOW_PAIR, TEST_SLOW_GPU)

@@ -19,6 +19,11 @@ Units: GB/s = 1e9 bytes/s, times in microseconds.
       bytes all P pairs move per second, algbw * P, what the two nodes' links carry;
       for the pair matrix S / t, what one direction of the pair's link carries (the guard
       compares it with one link's nominal bandwidth, both modes alike).
+* a GPU's own data paths (ops/datapaths.py, datapath_GBps), S bytes each way in t:
+    - h2d, d2h: goodput = busbw = S / t (busbw: one direction of the GPU's host link);
+    - bidir: goodput 2 S / t, busbw = direction = S / t;
+    - local (device -> device in one GPU's memory): goodput S / t (as nvbandwidth's
+      device_local_copy), hbm = 2 S / t (bytes read plus written), busbw 0 (no host link)
 * the aggressor (ops/aggressor.py), a whole run of sustained traffic: bytes moved / elapsed
   (goodput: every rank's sends; busbw: one rank's, what its link carries)
 """
@@ -45,6 +50,16 @@ def goodput_GBps(op, size, time_s, nranks, pairs=1):
     else:
         raise ValueError(f"unknown operation {op!r}")
     return moved / time_s / GB
+
+
+def datapath_GBps(direction, size, time_s):
+    """A data path's figures (h2d, d2h, bidir, local; see the module's docstring)."""
+    one = size / time_s / GB if time_s > 0 else float("inf")
+    if direction == "bidir":
+        return {"goodput_GBps": 2 * one, "busbw_GBps": one, "direction_GBps": one}
+    if direction == "local":
+        return {"goodput_GBps": one, "busbw_GBps": 0.0, "hbm_GBps": 2 * one}
+    return {"goodput_GBps": one, "busbw_GBps": one}
 
 
 def aggressor_GBps(moved_bytes, elapsed_s):

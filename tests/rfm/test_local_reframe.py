@@ -5,14 +5,14 @@ script is what the local partition promises."""
 import json
 import os
 
-from reframe_helpers import (BW_CHECKS, HEALTH_CHECKS, INTERNODE_CHECKS, NATIVE_CHECKS, PAIR_MATRIX_CHECKS, clean_env,
-                             job_script, reframe, report_cases)
+from reframe_helpers import (BW_CHECKS, DATAPATH_CHECKS, HEALTH_CHECKS, INTERNODE_CHECKS, NATIVE_CHECKS,
+                             PAIR_MATRIX_CHECKS, clean_env, job_script, reframe, report_cases)
 
 
 def test_local_host_checks_pass(tmp_path):
     report = tmp_path / "report.json"
     run = reframe("-c", "checks/", "-x", "|".join(INTERNODE_CHECKS + NATIVE_CHECKS + PAIR_MATRIX_CHECKS +
-                                                  HEALTH_CHECKS + BW_CHECKS), "-r",
+                                                  HEALTH_CHECKS + BW_CHECKS + DATAPATH_CHECKS), "-r",
                   "-S", "sizes=8,4K,1M", "-S", "iters=20",
                   "--prefix", tmp_path, "--report-file", report,
                   env=clean_env(OMPI_ALLOW_RUN_AS_ROOT=1, OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1))

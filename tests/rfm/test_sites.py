@@ -20,8 +20,8 @@ from gpucomm.constants import METHODS
 from gpucomm.metrics import busbw_GBps, goodput_GBps
 from gpucomm.analysis.references import FIGURES, METHOD_OF
 from gpucomm.site.siteconf import slurm_access
-from reframe_helpers import (HEALTH_CHECKS, INTERNODE_CHECKS, NATIVE_CHECKS, NICPATH_CHECKS, NODESTATE_CHECKS, NOISE_CHECKS,
-                             PAIR_MATRIX_CHECKS, REPO, SHARED_CSV,
+from reframe_helpers import (DATAPATH_CHECKS, HEALTH_CHECKS, INTERNODE_CHECKS, NATIVE_CHECKS, NICPATH_CHECKS,
+                             NODESTATE_CHECKS, NOISE_CHECKS, PAIR_MATRIX_CHECKS, REPO, SHARED_CSV,
                              check_classes, clean_env)
 from reframe_helpers import dry_runs as dry_run_all
 from reframe_helpers import job_script, reframe, report_cases, shared_dry_run, watchdog_s
@@ -176,7 +176,7 @@ def dry_runs(tmp_path_factory):
     runs = {}
     for system in SITES:
         skip = (INTERNODE_CHECKS + NATIVE_CHECKS + PAIR_MATRIX_CHECKS + HEALTH_CHECKS + NOISE_CHECKS
-                + NODESTATE_CHECKS + NICPATH_CHECKS)
+                + NODESTATE_CHECKS + NICPATH_CHECKS + DATAPATH_CHECKS)
         runs[system] = ["--system", system, "-c", "checks/", "-x", "|".join(skip),
                         "-P", "num_nodes=" + ",".join(map(str, NODES))]
     return dry_run_all(runs, tmp_path_factory, site_env())
@@ -190,7 +190,8 @@ def site_checks():
     """The checks this module dry-runs: all but the inter-node ones, the pair matrix and the
     health sweeps (test_health_mode_one_launch_per_operation)."""
     return [c for c in check_classes()
-            if c not in INTERNODE_CHECKS + PAIR_MATRIX_CHECKS + HEALTH_CHECKS + NOISE_CHECKS + NICPATH_CHECKS]
+            if c not in INTERNODE_CHECKS + PAIR_MATRIX_CHECKS + HEALTH_CHECKS + NOISE_CHECKS + NICPATH_CHECKS
+            + DATAPATH_CHECKS]
 
 
 def nodes_of(case):

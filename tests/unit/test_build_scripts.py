@@ -14,7 +14,7 @@ def test_parses(script):
     subprocess.run(["bash", "-n", str(BUILD / script)], check=True)
 
 
-@pytest.mark.parametrize("script", ["ompi.sh", "ucc.sh", "osu.sh"])
+@pytest.mark.parametrize("script", ["ompi.sh", "ucc.sh", "osu.sh", "nvbandwidth.sh"])
 def test_a_missing_source_is_one_line(script, tmp_path):
     res = subprocess.run(["bash", str(BUILD / script), str(tmp_path / "prefix"), str(tmp_path / "nothing")],
                          capture_output=True, text=True, timeout=60)

@@ -142,6 +142,8 @@ def build_parser():
                                 "(osu_bw's -W; default 64)")
         if OPS[name].sustained:
             _sustained_arguments(s)
+        if hasattr(OPS[name], "add_arguments"):  # an operation's own options (its option_names)
+            OPS[name].add_arguments(s)
         if OPS[name].paired:
             s.add_argument("--pairs", choices=PAIR_SCOPES, default=PAIRS_ALL,
                            help=f"{PAIRS_ALL}: every pair one at a time, then the rounds of disjoint "
@@ -155,6 +157,12 @@ def build_parser():
 #: an operation's own options (the aggressor's sustained traffic, the pair matrix's --pairs),
 #: passed to it as RunConfig.op_args
 OP_OPTIONS = ("duration", "target_bandwidth", "pattern", "ready_file", "stop_file", "pairs")
+
+
+def _own_options(op):
+    """The option names an operation declares with its add_arguments (Operation.option_names)."""
+    from .ops import REGISTRY as OPS
+    return tuple(getattr(OPS[op], "option_names", ()))
 
 
 def _sustained_arguments(s):
@@ -199,7 +207,8 @@ def main(argv=None):
                     timeout=args.timeout or None,
                     ranks_per_node=args.ranks_per_node, window=getattr(args, "window", None),
                     loop=loop, validate_every=args.validate_every, validate_sizes=validate_sizes,
-                    op_args={k: getattr(args, k) for k in OP_OPTIONS if hasattr(args, k)})
+                    op_args={k: getattr(args, k) for k in OP_OPTIONS + _own_options(args.command)
+                             if hasattr(args, k)})
     try:
         return run(cfg)
     except GpucommError as exc:

@@ -8,6 +8,9 @@
 * GPUCOMM_TEST_SLOW_PAIR=I:J:SECONDS  the pair matrix's degraded link: rank I sleeps SECONDS in
   every timed iteration it shares with rank J (ping-pong I->J, not J->I; the bidirectional
   exchange and concurrent rounds of I and J);
+* GPUCOMM_TEST_SLOW_GPU=IDX:FACTOR  the data-path operation's slowed GPU: GPU (rank) IDX's times
+  are 1/FACTOR of what they were (its bandwidth FACTOR of its own, 0 < FACTOR < 1), named in the
+  meta; the check's references fail it, naming the GPU;
 * GPUCOMM_TEST_IPC_REFUSED=RANK     opening the peers' IPC handles fails on that rank as the
   driver's refusal would (ipc-copy).
 
@@ -21,8 +24,8 @@ from ..errors import GpucommError, collective
 
 from ..constants import TEST_CORRUPT as CORRUPT, TEST_CORRUPT_EVERY as CORRUPT_EVERY
 from ..constants import TEST_HANG as HANG, TEST_HANG_EXIT as HANG_EXIT
-from ..constants import TEST_IPC_REFUSED as IPC_REFUSED, TEST_SLOW_PAIR as SLOW_PAIR
 from ..constants import TEST_HOOK_SCOPE
+from ..constants import TEST_IPC_REFUSED as IPC_REFUSED, TEST_SLOW_GPU as SLOW_GPU, TEST_SLOW_PAIR as SLOW_PAIR
 
 
 def _rank_size(var):
@@ -79,6 +82,22 @@ def slow_pair_request():
     return i, j, delay
 
 
+def slow_gpu_request():
+    """(gpu index, factor) of GPUCOMM_TEST_SLOW_GPU, or None."""
+    spec = os.environ.get(SLOW_GPU, "")
+    if not spec:
+        return None
+    try:
+        idx, factor = spec.split(":")
+        idx, factor = int(idx), float(factor)
+        if idx < 0 or not 0 < factor < 1:
+            raise ValueError
+    except ValueError:
+        raise collective(GpucommError(f"bad {SLOW_GPU}={spec!r}: expected IDX:FACTOR, a GPU index "
+                                      "and 0 < FACTOR < 1")) from None
+    return idx, factor
+
+
 def check_scope(methods, op):
     """Every hook that is set must be one that this run's methods or operation can fire
     (constants.TEST_HOOK_SCOPE): GPUCOMM_TEST_SLOW_PAIR in a ping-pong would test nothing."""
@@ -113,6 +132,10 @@ def check_requests(nranks, sizes, methods, op):
     if slow is not None and max(slow[:2]) >= nranks:
         raise collective(GpucommError(f"{SLOW_PAIR}: ranks {slow[0]} and {slow[1]} do not both "
                                       f"exist (ranks 0-{nranks - 1})"))
+    gpu = slow_gpu_request()
+    if gpu is not None and gpu[0] >= nranks:
+        raise collective(GpucommError(f"{SLOW_GPU}: there is no GPU {gpu[0]} (one rank per GPU: "
+                                      f"0-{nranks - 1})"))
     hook = os.environ.get(IPC_REFUSED, "")
     if hook and not hook.isdigit():
         raise collective(GpucommError(f"bad {IPC_REFUSED}={hook!r}: expected a rank"))

@@ -15,8 +15,9 @@ import pandas as pd  # noqa: E402
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator  # noqa: E402
 from PIL import Image  # noqa: E402  (matplotlib's own dependency)
 
-from ...constants import (ALLREDUCE, ALLTOALL, BW, CCL, GPU_AWARE_MPI, HOST, IPC_COPY, METHODS,  # noqa: E402
-                          MULTI_PINGPONG, NVSHMEM, OPERATIONS, PAIR_MATRIX, PINGPONG, STAGING)
+from ...constants import (ALLREDUCE, ALLTOALL, BW, CCL, GPU_AWARE_MPI, GPU_DATAPATHS, HOST,  # noqa: E402
+                          IPC_COPY, METHODS, MULTI_PINGPONG, NVSHMEM, OPERATIONS, PAIR_MATRIX, PINGPONG,
+                          STAGING)
 from ...sizes import size_label  # noqa: E402
 
 #: one colour per method (every one of constants.METHODS); a native tool takes the next EXTRA_COLORS
@@ -28,7 +29,7 @@ SIZE_MEANING = {PINGPONG: "message size (each way)", BW: "message size (each mes
                 MULTI_PINGPONG: "message size per pair", ALLREDUCE: "buffer size per rank (the vector)",
                 ALLTOALL: "block size per peer (each rank sends one block to every other rank)",
                 PAIR_MATRIX: "message size per GPU pair (each way)", "pair-uni": "message size (each way)",
-                "pair-bidir": "message size per direction"}
+                "pair-bidir": "message size per direction", GPU_DATAPATHS: "copy size (each direction)"}
 #: two measured sizes further apart than this are not joined by a line (a sparse sweep:
 #: 8 B, 1 MiB, 256 MiB are markers, not a curve)
 MAX_JOIN_RATIO = 4

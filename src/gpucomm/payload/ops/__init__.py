@@ -5,12 +5,13 @@ from .aggressor import Aggressor
 from .allreduce import AllReduce
 from .alltoall import AllToAll
 from .bandwidth import Bandwidth
+from .datapaths import DataPaths
 from .multipingpong import MultiPingPong
 from .pairmatrix import PairMatrix
 from .pingpong import PingPong
 
 REGISTRY = {op.name: op for op in (PingPong, Bandwidth, MultiPingPong, PairMatrix, AllReduce, AllToAll,
-                                   Aggressor)}
+                                   Aggressor, DataPaths)}
 
 
 def get_operation(name):

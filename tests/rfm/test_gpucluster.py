@@ -151,3 +151,13 @@ def test_the_partition_follows_the_cluster_that_slurm_conf_names(tmp_path, monke
     (tmp_path / "two" / "slurm.conf").write_text("# another cluster's slurm.conf\n")
     part = runpy.run_path(str(CONFIG))["site_configuration"]["systems"][0]["partitions"][0]
     assert part["extras"]["nodes"] == 4 and ["NCCL_SOCKET_IFNAME", "eth0"] in part["env_vars"]
+
+
+def test_every_partition_has_the_node_class_of_the_machine_it_shares():
+    """NodeStateCheck judges the gpucluster nodes (it skipped there: "no node class for partition")."""
+    from gpucomm.rfm.nodestate import class_of, load_classes
+    classes, partitions = load_classes(str(REPO / "config" / "nodeclasses.py"))
+    conf = runpy.run_path(str(CONFIG))["site_configuration"]
+    for part in conf["systems"][0]["partitions"]:
+        name, expected = class_of(f"gpucluster:{part['name']}", classes, partitions)
+        assert name == "h200-sxm-1gpu" and expected["gpus"] == 1

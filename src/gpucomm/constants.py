@@ -166,6 +166,8 @@ NO_MULTICAST_ENV = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST":
 TEST_CORRUPT, TEST_HANG, TEST_HANG_EXIT = "GPUCOMM_TEST_CORRUPT", "GPUCOMM_TEST_HANG", "GPUCOMM_TEST_HANG_EXIT"
 TEST_SLOW_PAIR, TEST_IPC_REFUSED = "GPUCOMM_TEST_SLOW_PAIR", "GPUCOMM_TEST_IPC_REFUSED"
 TEST_CORRUPT_EVERY = "GPUCOMM_TEST_CORRUPT_EVERY"   # makes TEST_CORRUPT intermittent (the soak)
+#: HOST[,HOST]:FACTOR, a node FACTOR times slower in every timed sample (acceptance's slow node)
+TEST_SLOW_NODE = "GPUCOMM_TEST_SLOW_NODE"
 #: hook -> (methods, operations) where it can fire (None: every one); a hook set where it
 #: cannot fire would test nothing and say nothing: a failure naming it (HANG_EXIT modifies HANG)
 TEST_HOOK_SCOPE = {
@@ -174,7 +176,9 @@ TEST_HOOK_SCOPE = {
     TEST_HANG: (None, None),
     TEST_HANG_EXIT: (None, None),
     TEST_SLOW_PAIR: (None, (PAIR_MATRIX,)),
+    TEST_SLOW_NODE: (None, None),
     TEST_IPC_REFUSED: ((IPC_COPY,), None),
 }
 #: the hooks whose only effect is on the numbers: they can fail a check only against a reference
+#: (TEST_SLOW_NODE is judged against the other nodes, by gpucomm acceptance: no reference needed)
 TEST_HOOKS_PERF_ONLY = (TEST_SLOW_PAIR,)

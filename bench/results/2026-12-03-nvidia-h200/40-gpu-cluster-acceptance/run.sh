@@ -7,8 +7,9 @@
 #          ggn1 (the partition's old btl self,tcp; self,sm,tcp; each rank pinned by taskset;
 #          srun --cpu-bind=cores), and between ggn1 and ggn2 with sm allowed (must stay TCP),
 #          every rank's Cpus_allowed_list and Open MPI's btl choice (bml/btl verbose) printed;
-#   node   docs/acceptance.md step 1 x3, healthy: --mode acceptance --distribute=all --repeat=4,
-#          host ping-pong, host all-reduce and NodeStateCheck, 8 B and 1 MiB, 20 iterations,
+#   node   docs/acceptance.md step 1 x3 (the first, then the pairs, then the other two),
+#          healthy: --mode acceptance --distribute=all --repeat=4, host ping-pong, host
+#          all-reduce and NodeStateCheck, 8 B and 1 MiB, 20 iterations,
 #          4 jobs at once (GPUCOMM_GPUCLUSTER_MAX_JOBS=4, each --exclusive on its node);
 #   pairs  step 2: the node pair matrix (ccl, one rank on each node, rounds), --repeat=3,
 #          healthy, then with ggn3's link shaped by tc to SHAPE (bench/gpu-cluster.sh ctl degrade);
@@ -22,7 +23,8 @@ T0=$SECONDS
 phase() { echo; echo "=== $* (t=$((SECONDS - T0)) s, $(date -u +%H:%M:%S) UTC)"; }
 phase "device-env (the carried wheels)"
 # shellcheck source=../../../device-env.sh
-source bench/device-env.sh >"$OUT/device-env.log" 2>&1 || { echo "device-env failed"; tail -n 5 "$OUT/device-env.log"; exit 1; }
+source bench/device-env.sh >"$OUT/device-env.log" 2>&1 ||
+    { echo "device-env failed"; tail -n 5 "$OUT/device-env.log"; exit 1; }
 set -uo pipefail
 export RFM_ENABLE_RESULTS_STORAGE=n
 bash bench/gpu-cluster.sh facts >"$OUT/facts.log" 2>&1
@@ -37,7 +39,8 @@ phase "diag: the host method inside a node"
 mkdir -p "$OUT/diag"
 # the partition's environment (config/systems/gpucluster.py), less the btl (each variant sets it)
 export OMPI_MCA_pml=ob1 OMPI_MCA_btl_tcp_if_include=eth0 SLURM_PMIX_FENCE=ring PMIX_MCA_psec=native
-RANK_SH='echo "where: rank ${SLURM_PROCID:-${OMPI_COMM_WORLD_RANK:-?}} on $(hostname): $(grep Cpus_allowed_list /proc/self/status | tr -s "\t " " ") btl=${OMPI_MCA_btl:-default} pin=${PIN:-none}"
+RANK_SH='echo "where: rank ${SLURM_PROCID:-${OMPI_COMM_WORLD_RANK:-?}} on $(hostname):" \
+    "$(grep Cpus_allowed_list /proc/self/status | tr -s "\t " " ") btl=${OMPI_MCA_btl:-default} pin=${PIN:-none}"
 [ -n "${PIN:-}" ] && exec taskset -c "$(( ${SLURM_LOCALID:-${OMPI_COMM_WORLD_LOCAL_RANK:-0}} * 2 + 4 ))" "$@"
 exec "$@"'
 one() {  # one LABEL OP BTL LAUNCHER...: one payload launch, 2 ranks, 8 B and 1 MiB, its result lines
@@ -86,7 +89,8 @@ for v in "1node ${SRUN1[*]}" "2node ${SRUN2[*]}"; do
     OMPI_MCA_btl=self,sm,tcp OMPI_MCA_bml_base_verbose=100 OMPI_MCA_btl_base_verbose=100 timeout -k 5 40 \
         "$@" python3 -m gpucomm pingpong --method host --sizes 8 --iters 20 >"$OUT/diag/verbose-$label.out" 2>&1
     echo "diag: verbose $label: $(grep -ciE 'btl' "$OUT/diag/verbose-$label.out") btl lines; peers:"
-    grep -iE "Using .* btl|btl:.*(selected|select)" "$OUT/diag/verbose-$label.out" | sort | uniq -c | head -n 8 | sed 's/^/  /'
+    grep -iE "Using .* btl|btl:.*(selected|select)" "$OUT/diag/verbose-$label.out" | sort | uniq -c |
+        head -n 8 | sed 's/^/  /'
 done
 unset OMPI_MCA_pml OMPI_MCA_btl_tcp_if_include SLURM_PMIX_FENCE PMIX_MCA_psec
 
@@ -108,21 +112,27 @@ PY
 }
 rfm() {  # rfm NAME LIMIT_S ARGS...: one ReFrame session, its report, log, summary and outputs
     local name=$1 limit=$2 s=$SECONDS rc=0; shift 2
-    timeout -s INT -k 20 "$limit" python3 "$(command -v reframe)" -C config/settings.py --system gpucluster:gpu \
-        -c checks/ "$@" -r --prefix "$OUT/rfm-$name" --report-file "$OUT/$name.json" >"$OUT/$name.log" 2>&1 || rc=$?
+    timeout -s INT -k 20 "$limit" python3 "$(command -v reframe)" -C config/settings.py \
+        --system gpucluster:gpu -c checks/ "$@" -r --prefix "$OUT/rfm-$name" --report-file "$OUT/$name.json" \
+        >"$OUT/$name.log" 2>&1 || rc=$?
     echo "session $name: rc=$rc wall=$((SECONDS - s)) s; $(grep -aE 'PASSED|FAILED' "$OUT/$name.log" | tail -n 1)"
     summary "$OUT/$name.json" | tee "$OUT/$name.summary"
-    (cd "$OUT/rfm-$name" 2>/dev/null && find output stage -name gpucomm_results.json -o -name gpucomm_nodestate.json \
-        -o -name rfm_job.out -o -name rfm_job.err -o -name 'gpucomm_nccl_debug.*' | tar czf "$OUT/$name-outputs.tgz" -T -)
+    (cd "$OUT/rfm-$name" 2>/dev/null && find output stage -name gpucomm_results.json \
+        -o -name gpucomm_nodestate.json -o -name rfm_job.out -o -name rfm_job.err -o -name 'gpucomm_nccl_debug.*' |
+        tar czf "$OUT/$name-outputs.tgz" -T -)
 }
 NODE_CHECKS='^(PingPongCheck|AllReduceCheck)%method=host$|^NodeStateCheck$'
-for i in $(seq "$NODE_SESSIONS"); do
-    phase "node-healthy-$i: step 1, --distribute=all --repeat=$NODE_REPEAT, 4 jobs at once"
-    GPUCOMM_GPUCLUSTER_MAX_JOBS=4 rfm "node-healthy-$i" 150 --mode acceptance --distribute=all \
-        --repeat="$NODE_REPEAT" -n "$NODE_CHECKS" -S sizes=8,1M -S iters=20 -S exclusive_access=true -S time_limit=100s
-done
+node_session() {
+    phase "node-healthy-$1: step 1, --distribute=all --repeat=$NODE_REPEAT, 4 jobs at once"
+    GPUCOMM_GPUCLUSTER_MAX_JOBS=4 rfm "node-healthy-$1" 150 --mode acceptance --distribute=all \
+        --repeat="$NODE_REPEAT" -n "$NODE_CHECKS" -S sizes=8,1M -S iters=20 -S exclusive_access=true \
+        -S time_limit=100s
+}
 PAIRS=(--mode acceptance-network -n 'PairMatrixCheck%method=ccl' -S PairMatrixCheck.num_nodes=4
        -S PairMatrixCheck.ranks_per_node=1 -S sizes=8,1M -S perf_sizes=1M -S budget=0.3 -S time_limit=100s)
+# the order keeps the most of it where the call's time runs out: one per-node session, both pair
+# matrices, then the other per-node sessions
+node_session 1
 phase "pairs-healthy: step 2, the node pair matrix, --repeat=$PAIR_REPEAT"
 rfm pairs-healthy 170 "${PAIRS[@]}" --repeat="$PAIR_REPEAT"
 phase "pairs-ggn3-shaped: ggn3's link at $SHAPE (tc), --repeat=$PAIR_REPEAT"
@@ -130,4 +140,5 @@ bash bench/gpu-cluster.sh ctl degrade ggn3 "$SHAPE" 2>&1 | tee "$OUT/degrade.out
 ip netns exec ggn3 tc qdisc show dev eth0 | sed 's/^/  ggn3 eth0: /'
 rfm pairs-ggn3-shaped 170 "${PAIRS[@]}" --repeat="$PAIR_REPEAT"
 bash bench/gpu-cluster.sh ctl restore ggn3 2>&1 | tee -a "$OUT/degrade.out"
+for i in $(seq 2 "$NODE_SESSIONS"); do node_session "$i"; done
 phase "done"

@@ -162,3 +162,12 @@ def test_every_partition_has_the_node_class_of_the_machine_it_shares():
     for part in conf["systems"][0]["partitions"]:
         name, expected = class_of(f"gpucluster:{part['name']}", classes, partitions)
         assert name == "h200-sxm-1gpu" and expected["gpus"] == 1
+
+
+def test_one_job_at_a_time_unless_asked_for_more(monkeypatch):
+    monkeypatch.delenv("GPUCOMM_GPUCLUSTER_MAX_JOBS", raising=False)
+    parts = runpy.run_path(str(CONFIG))["site_configuration"]["systems"][0]["partitions"]
+    assert {p["max_jobs"] for p in parts} == {1}
+    monkeypatch.setenv("GPUCOMM_GPUCLUSTER_MAX_JOBS", "4")  # an acceptance's per-node jobs at once
+    parts = runpy.run_path(str(CONFIG))["site_configuration"]["systems"][0]["partitions"]
+    assert {p["max_jobs"] for p in parts} == {4}

@@ -10,6 +10,8 @@
 #   bench/gpu-cluster.sh checks      # the ReFrame runs on a cluster that is up (reframe on PATH)
 #   bench/gpu-cluster.sh down        # stops and deletes all of it; says what is left, if anything
 #   eval "$(bench/gpu-cluster.sh env)"  # SLURM_CONF and PATH (and MPS) of the cluster
+#   bench/gpu-cluster.sh ctl degrade ggn3 8gbit   # .ci/cluster-ctl.sh's faults on this cluster
+#                                                 # (restore ggn3, kill-slurmd, start-slurmd)
 #   bench/gpu-cluster.sh facts | unpack
 #
 # The cluster is .ci/cluster-up.sh's (the same code) under its own names, so that it can run
@@ -371,5 +373,6 @@ case ${1:-} in
     facts) facts ;;
     unpack) unpack ;;
     env) print_env ;;
-    *) sed -n '2,43p' "$0"; exit 2 ;;
+    ctl) shift; bash .ci/cluster-ctl.sh "$@" ;;   # its names, state and tools: exported above
+    *) sed -n '2,45p' "$0"; exit 2 ;;
 esac

@@ -95,6 +95,12 @@ CLASSES = {
 PARTITIONS = {
     "local:h200x1": "h200-sxm-1gpu",
     "local:h200x2": "h200-sxm-nv18",
+    # bench/gpu-cluster.sh's namespace "nodes" share the lent one-GPU machine (kind nvidia-h200):
+    # NVML on each node sees that machine's one H200 (the reader counts every GPU NVML lists, not
+    # the job's GRES), so each node is of the machine's class; a cluster brought up on another
+    # machine gives -S node_class=NAME (docs/gpu-cluster.md)
+    "gpucluster:gpu": "h200-sxm-1gpu",
+    "gpucluster:gpu-plugin": "h200-sxm-1gpu",
     "alps:gh200": "gh200-x4",
     "leonardo:booster": "a100-sxm4-64gb-x4",
     "lumi:standard-g": "mi250x-x4",

@@ -5,14 +5,16 @@
 #   bench/lib/debs.sh unpack DIR ROOT  # on the node: dpkg -x each into ROOT (never over /), the
 #                                      # libraries the node has removed, the fix-ups below
 #   bench/lib/debs.sh check ROOT       # every binary and plugin the cluster runs finds its libraries
+#   bench/lib/debs.sh list             # the packages download takes (apt-cache), one a line
 #
 # download: Slurm's daemons, client and plugins, munge, PMIx (the server side of srun --mpi=pmix)
-# and iproute2 (ip: the nodes' namespaces and links), with their dependencies (apt-cache depends,
-# Depends and Pre-Depends, first alternative, recursively), except SKIP: what an Ubuntu 24.04
-# image has (its base system: libc, PAM, systemd's libraries, libgcrypt, ...; OpenSSL, with
-# curl, in NVIDIA's CUDA images) and what nothing the cluster runs needs (hwloc's optional
-# X11/OpenCL/NVML plugins and all they pull in; iproute2's ss and tc, the only users of
-# libtirpc/Kerberos and libxtables; dpkg's and debconf's tools).  Ubuntu 24.04's t64 packages
+# and iproute2 (ip: the nodes' namespaces and links; tc: .ci/cluster-ctl.sh degrade shapes a
+# node's link), with their dependencies (apt-cache depends, Depends and Pre-Depends, first
+# alternative, recursively), except SKIP: what an Ubuntu 24.04 image has (its base system: libc,
+# PAM, systemd's libraries, libgcrypt, ...; OpenSSL, with curl, in NVIDIA's CUDA images) and what
+# nothing the cluster runs needs (hwloc's optional X11/OpenCL/NVML plugins and all they pull in;
+# iproute2's ss, the only user of libtirpc and Kerberos; dpkg's and debconf's tools).  tc links
+# libxtables12 (ldd tc), which the GPU node lacks: kept.  Ubuntu 24.04's t64 packages
 # keep the sonames of Debian 12's (the time_t change renamed packages on 32-bit architectures
 # only), so a library the node has under another package name is still found by unpack's prune.
 # Writes DIR/MANIFEST (package, version, bytes) and prints the total.
@@ -50,8 +52,8 @@ SKIP=(
     lsb-base readline-common libcap2-bin
     # hwloc's optional plugins (X11, OpenCL, NVML): hwloc runs without them
     libhwloc-plugins
-    # iproute2's ss (libtirpc, Kerberos) and tc's xt action (libxtables): not used
-    libtirpc3 libxtables12
+    # iproute2's ss (libtirpc, Kerberos): not used (tc links libxtables12: kept)
+    libtirpc3
 )
 PMIX_BUILT_PATH=/usr/lib/$MULTIARCH/pmix2/lib    # PMIXP_V4_LIBPATH (see above)
 
@@ -174,7 +176,7 @@ check() {  # check ROOT: ldd of the binaries and plugins the cluster runs, with 
     local root=$1 f missing="" lost
     for f in "$root"/usr/sbin/{slurmd,slurmctld,slurmstepd}-wlm "$root"/usr/sbin/{munged,mungekey} \
              "$root"/usr/bin/{srun,sbatch,squeue,sinfo,scontrol,scancel,munge,unmunge} \
-             "$root"/{bin,sbin}/ip "$root$PMIX_BUILT_PATH"/libpmix.so \
+             "$root"/{bin,sbin}/{ip,tc} "$root$PMIX_BUILT_PATH"/libpmix.so \
              "$root"/usr/lib/$MULTIARCH/slurm-wlm/*.so; do
         [ -e "$f" ] || continue
         lost=$(LD_LIBRARY_PATH=$(libpath "$root") ldd "$f" 2>/dev/null |
@@ -192,5 +194,6 @@ case ${1:-} in
     download) download "${2:?DIR}" ;;
     unpack) unpack "${2:?DIR}" "${3:?ROOT}" ;;
     check) check "${2:?ROOT}" ;;
-    *) sed -n '2,9p' "$0"; exit 2 ;;
+    list) closure | sort ;;
+    *) sed -n '2,10p' "$0"; exit 2 ;;
 esac

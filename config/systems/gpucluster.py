@@ -32,6 +32,14 @@ Sources of the facts:
   PMIX_MCA_psec=native, SLURM_PMIX_FENCE=ring, TCP for Open MPI between the nodes: the CI
   cluster's, the same Debian Slurm 22.05 and the same wheel (config/systems/ci.py,
   docs/ci-cluster.md);
+* Open MPI's shared memory (btl sm) between the ranks of one node, as on any real node: with TCP
+  only, the host method's 8 B ping-pong inside a node took 7.4-9.2 us over the node's loopback
+  instead of the bare machine's 0.3 us (docs/gpu-cluster.md, "The host method inside a node",
+  measured there); sm connects only the ranks PMIx places on one node, so between the "nodes"
+  Open MPI stays on TCP over the cluster's interface (measured there too);
+* max_jobs: one job at a time (the nodes share the machine's GPU(s) and cores), or MAX_JOBS_ENV
+  (GPUCOMM_GPUCLUSTER_MAX_JOBS) jobs at once, as a real partition runs an acceptance's per-node
+  jobs (docs/acceptance.md);
 * NCCL_SOCKET_IFNAME: NCCL's socket interface (NCCL's environment variables documentation); the
   nodes' hostnames give NCCL distinct host hashes (hostname and boot id, or NCCL_HOSTID), so it
   takes NET/Socket between them instead of refusing two ranks on one GPU ("Duplicate GPU
@@ -58,6 +66,8 @@ MARK = "# written by gpucomm bench/gpu-cluster.sh"
 DEFAULTS = {"NODES": "4", "LEAVES": "2", "NAMES": "gg", "NETMODE": "netns", "IFACE": "eth0",
             "GPUS": "1", "MPS": "0"}
 RECIPE = "docs/gpu-cluster.md"
+#: jobs at once on the partition (default 1): bench/gpu-cluster.sh's acceptance runs its per-node jobs so
+MAX_JOBS_ENV = "GPUCOMM_GPUCLUSTER_MAX_JOBS"
 
 
 def _cluster():
@@ -172,8 +182,8 @@ def _partition(name, environ, descr):
         "access": ["--partition=gpu"],
         "sched_options": {"use_nodes_option": True},
         "environs": [environ],
-        # one job at a time: the nodes share the machine's GPU(s) and cores
-        "max_jobs": 1,
+        # one job at a time: the nodes share the machine's GPU(s) and cores (MAX_JOBS_ENV: more)
+        "max_jobs": int(os.environ.get(MAX_JOBS_ENV) or 1),
         "time_limit": "10m",
         "features": ["gpu", "nvgpu"],
         "devices": [{"type": "gpu", "num_devices": 1}],
@@ -181,7 +191,8 @@ def _partition(name, environ, descr):
         "resources": [gpu_resource("--gpus-per-node={num_gpus_per_node}")],
         "env_vars": env_list({
             "OMPI_MCA_pml": "ob1",
-            "OMPI_MCA_btl": "self,tcp",
+            # shared memory inside a node, TCP between the nodes (see the top)
+            "OMPI_MCA_btl": "self,sm,tcp",
             "OMPI_MCA_btl_tcp_if_include": IFACE,
             "SLURM_PMIX_FENCE": "ring",
             "NCCL_SOCKET_IFNAME": IFACE,

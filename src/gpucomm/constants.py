@@ -173,6 +173,8 @@ TEST_CORRUPT, TEST_HANG, TEST_HANG_EXIT = "GPUCOMM_TEST_CORRUPT", "GPUCOMM_TEST_
 TEST_SLOW_PAIR, TEST_IPC_REFUSED = "GPUCOMM_TEST_SLOW_PAIR", "GPUCOMM_TEST_IPC_REFUSED"
 TEST_CORRUPT_EVERY = "GPUCOMM_TEST_CORRUPT_EVERY"   # makes TEST_CORRUPT intermittent (the soak)
 TEST_SLOW_GPU = "GPUCOMM_TEST_SLOW_GPU"   # IDX:FACTOR: GPU IDX's data paths at FACTOR of their speed
+#: HOST[,HOST]:FACTOR, a node FACTOR times slower in every timed sample (acceptance's slow node)
+TEST_SLOW_NODE = "GPUCOMM_TEST_SLOW_NODE"
 #: hook -> (methods, operations) where it can fire (None: every one); a hook set where it
 #: cannot fire would test nothing and say nothing: a failure naming it (HANG_EXIT modifies HANG)
 TEST_HOOK_SCOPE = {
@@ -181,8 +183,10 @@ TEST_HOOK_SCOPE = {
     TEST_HANG: (None, None),
     TEST_HANG_EXIT: (None, None),
     TEST_SLOW_PAIR: (None, (PAIR_MATRIX,)),
+    TEST_SLOW_NODE: (None, None),
     TEST_IPC_REFUSED: ((IPC_COPY,), None),
     TEST_SLOW_GPU: (None, (GPU_DATAPATHS,)),
 }
 #: the hooks whose only effect is on the numbers: they can fail a check only against a reference
+#: (TEST_SLOW_NODE is judged against the other nodes, by gpucomm acceptance: no reference needed)
 TEST_HOOKS_PERF_ONLY = (TEST_SLOW_PAIR, TEST_SLOW_GPU)

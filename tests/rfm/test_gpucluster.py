@@ -81,8 +81,9 @@ def test_every_check_is_launched_by_srun_pmix_one_rank_per_node_on_the_gpu_parti
             assert "#SBATCH --partition=gpu" in lines, test  # both ReFrame partitions: Slurm's gpu
             assert "#SBATCH --ntasks-per-node=1" in lines and "#SBATCH --gpus-per-node=1" in lines, test
             assert launches(script) and all(" --mpi=pmix " in ln for ln in launches(script)), test
-            # NCCL and Open MPI over the cluster's interface, never shared memory
-            for var in ("export NCCL_SOCKET_IFNAME=eth0", "export OMPI_MCA_btl=self,tcp",
+            # NCCL and Open MPI over the cluster's interface (Open MPI's shared memory joins only
+            # the ranks of one node: docs/gpu-cluster.md measured it)
+            for var in ("export NCCL_SOCKET_IFNAME=eth0", "export OMPI_MCA_btl=self,sm,tcp",
                         "export OMPI_MCA_btl_tcp_if_include=eth0", "export PMIX_MCA_psec=native"):
                 assert var in lines, (test, var)
             for var, value in NO_MULTICAST_ENV.items():
@@ -151,3 +152,22 @@ def test_the_partition_follows_the_cluster_that_slurm_conf_names(tmp_path, monke
     (tmp_path / "two" / "slurm.conf").write_text("# another cluster's slurm.conf\n")
     part = runpy.run_path(str(CONFIG))["site_configuration"]["systems"][0]["partitions"][0]
     assert part["extras"]["nodes"] == 4 and ["NCCL_SOCKET_IFNAME", "eth0"] in part["env_vars"]
+
+
+def test_every_partition_has_the_node_class_of_the_machine_it_shares():
+    """NodeStateCheck judges the gpucluster nodes (it skipped there: "no node class for partition")."""
+    from gpucomm.rfm.nodestate import class_of, load_classes
+    classes, partitions = load_classes(str(REPO / "config" / "nodeclasses.py"))
+    conf = runpy.run_path(str(CONFIG))["site_configuration"]
+    for part in conf["systems"][0]["partitions"]:
+        name, expected = class_of(f"gpucluster:{part['name']}", classes, partitions)
+        assert name == "h200-sxm-1gpu" and expected["gpus"] == 1
+
+
+def test_one_job_at_a_time_unless_asked_for_more(monkeypatch):
+    monkeypatch.delenv("GPUCOMM_GPUCLUSTER_MAX_JOBS", raising=False)
+    parts = runpy.run_path(str(CONFIG))["site_configuration"]["systems"][0]["partitions"]
+    assert {p["max_jobs"] for p in parts} == {1}
+    monkeypatch.setenv("GPUCOMM_GPUCLUSTER_MAX_JOBS", "4")  # an acceptance's per-node jobs at once
+    parts = runpy.run_path(str(CONFIG))["site_configuration"]["systems"][0]["partitions"]
+    assert {p["max_jobs"] for p in parts} == {4}

@@ -29,3 +29,13 @@ def test_the_open_mpi_patches_name_their_upstream_commit():
     for p in patches:
         text = p.read_text()
         assert text.startswith("Upstream: open-mpi/ompi") and "\nFrom " in text and "\n--- a/" in text
+
+
+def test_the_cluster_packages_keep_what_tc_links():
+    """bench/lib/debs.sh: tc (.ci/cluster-ctl.sh degrade on the GPU cluster) links libxtables12,
+    which the GPU node lacks ("libxtables.so.12: cannot open"): not skipped, and checked."""
+    debs = BUILD.parent / "lib" / "debs.sh"
+    skip = subprocess.run(["bash", "-c", f'eval "$(sed -n "/^SKIP=(/,/^)/p" {debs})"; printf "%s\\n" "${{SKIP[@]}}"'],
+                          capture_output=True, text=True, check=True).stdout.split()
+    assert "libtirpc3" in skip and "libxtables12" not in skip
+    assert '"$root"/{bin,sbin}/{ip,tc}' in debs.read_text()

@@ -22,7 +22,8 @@ from ..errors import CapabilityError, GpucommError, PlausibilityError, Validatio
 from ..metrics import time_stats_us
 from .backend import make_backend
 from .context import Context, locate, make_context
-from .faults import CORRUPT, CORRUPT_EVERY, check_requests, corrupt_every_request, corruption_request, hang_exits, hang_request
+from .faults import CORRUPT, CORRUPT_EVERY, busy_wait, check_requests, corrupt_every_request, corruption_request
+from .faults import hang_exits, hang_request, slow_node_factor, slow_node_meta, slow_node_request
 from .meta import nominal_limit, process_age_s, run_meta, timed_loop_fields
 from .methods import get_method
 from .methods.base import Method
@@ -239,6 +240,7 @@ class MethodRun:
     corrupt: Optional[tuple]         # test hooks (payload.faults): (rank, size) or None
     hang: Optional[tuple]
     soak: Optional[Soak] = None      # --validate-every (or the intermittent corruption hook)
+    slow: float = 1.0                # test hook: this rank's host is this many times slower
 
 
 def _run_method(cfg, comm, MPI, where, out, dog):
@@ -282,9 +284,12 @@ def _set_up(cfg, comm, MPI, where, out, dog):
         meta[VALIDATE_EVERY] = cfg.validate_every
     if every:
         meta["test_hook"] = f"{CORRUPT}={':'.join(map(str, corrupt))} {CORRUPT_EVERY}={every}"
+    slow_node = slow_node_request()
+    meta.update(slow_node_meta([p.host for p in ctx.placement], slow_node))
     out.begin(meta, op.case_label if op.has_cases else None)
     return MethodRun(cfg, ctx, method, op, timer, out, dog, meta, timed_loop_fields(method),
-                     *limit, use_graph, None if every else corrupt, hang_request(), soak)
+                     *limit, use_graph, None if every else corrupt, hang_request(), soak,
+                     slow_node_factor(ctx.placement[ctx.rank].host, slow_node))
 
 
 def _allocate(cfg, ctx, method, op):
@@ -405,7 +410,10 @@ def _timed_samples(run, size, batch, samples):
                 graph.launch(backend.stream)
             else:
                 op.loop(size, batch)
-            times[i] = timer.stop() / batch
+            elapsed = timer.stop()
+            if run.slow > 1:  # test hook: this node is slow (inside the sample: its peers wait too)
+                elapsed += busy_wait((run.slow - 1) * elapsed)
+            times[i] = elapsed / batch
             dog.waiting = None
             if soak is not None:
                 dog.waiting = "this rank's check of the sample's data (--validate-every)"

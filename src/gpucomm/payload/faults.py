@@ -11,21 +11,30 @@
 * GPUCOMM_TEST_SLOW_GPU=IDX:FACTOR  the data-path operation's slowed GPU: GPU (rank) IDX's times
   are 1/FACTOR of what they were (its bandwidth FACTOR of its own, 0 < FACTOR < 1), named in the
   meta; the check's references fail it, naming the GPU;
+* GPUCOMM_TEST_SLOW_NODE=HOST[,HOST]:FACTOR  a slow node (acceptance's peer comparison): every
+  rank on one of those hosts (its hostname, or the name's first label) busy-waits after each
+  timed sample, inside the sample, for FACTOR - 1 times the sample's own time, so that every
+  operation and method there (latency and bandwidth alike) takes FACTOR times as long, and the
+  peers of a multi-node run wait for it; on other hosts it does nothing, so that one value set
+  for a whole session slows one node's jobs only;
 * GPUCOMM_TEST_IPC_REFUSED=RANK     opening the peers' IPC handles fails on that rank as the
   driver's refusal would (ipc-copy).
 
-A malformed value is an error, never ignored; the slow pair is named in the output's header and
-JSON meta, the others in the error they cause.
+A malformed value is an error, never ignored; the slow pair and the slow node are named in the
+output's header and JSON meta (test_hook; the slow node also where it names none of the run's
+hosts, test_hook_idle), the others in the error they cause.
 """
 
 import os
+import time
 
 from ..errors import GpucommError, collective
 
 from ..constants import TEST_CORRUPT as CORRUPT, TEST_CORRUPT_EVERY as CORRUPT_EVERY
 from ..constants import TEST_HANG as HANG, TEST_HANG_EXIT as HANG_EXIT
 from ..constants import TEST_HOOK_SCOPE
-from ..constants import TEST_IPC_REFUSED as IPC_REFUSED, TEST_SLOW_GPU as SLOW_GPU, TEST_SLOW_PAIR as SLOW_PAIR
+from ..constants import TEST_IPC_REFUSED as IPC_REFUSED, TEST_SLOW_GPU as SLOW_GPU, TEST_SLOW_NODE as SLOW_NODE
+from ..constants import TEST_SLOW_PAIR as SLOW_PAIR
 
 
 def _rank_size(var):
@@ -96,6 +105,54 @@ def slow_gpu_request():
         raise collective(GpucommError(f"bad {SLOW_GPU}={spec!r}: expected IDX:FACTOR, a GPU index "
                                       "and 0 < FACTOR < 1")) from None
     return idx, factor
+#: the slow node's largest FACTOR (a node 100 times slower is a dead one: other hooks say that)
+SLOW_NODE_MAX = 100.0
+
+
+def slow_node_request():
+    """(hosts, factor) of GPUCOMM_TEST_SLOW_NODE, or None."""
+    spec = os.environ.get(SLOW_NODE, "")
+    if not spec:
+        return None
+    try:
+        hosts, factor = spec.rsplit(":", 1)
+        hosts, factor = tuple(hosts.split(",")), float(factor)
+        if not all(h.strip() == h and h for h in hosts) or not 1 < factor <= SLOW_NODE_MAX:
+            raise ValueError
+    except ValueError:
+        raise collective(GpucommError(f"bad {SLOW_NODE}={spec!r}: expected HOST[,HOST]:FACTOR, "
+                                      f"1 < FACTOR <= {SLOW_NODE_MAX:g}")) from None
+    return hosts, factor
+
+
+def slow_node_factor(host, request):
+    """FACTOR where ``request`` (slow_node_request's) names ``host`` (or its first label), else 1."""
+    if request is None:
+        return 1.0
+    hosts, factor = request
+    return factor if host in hosts or host.split(".")[0] in hosts else 1.0
+
+
+def slow_node_meta(hosts_of_ranks, request):
+    """{'test_hook' or 'test_hook_idle': what the slow node does in this run} ({} if unset)."""
+    if request is None:
+        return {}
+    spec = f"{SLOW_NODE}={os.environ[SLOW_NODE]}"
+    slow = sorted({h for h in hosts_of_ranks if slow_node_factor(h, request) > 1})
+    if slow:
+        return {"test_hook": f"{spec}: every timed sample on {','.join(slow)} {request[1]:g}x as long "
+                             "(a busy wait)"}
+    return {"test_hook_idle": f"{spec}: names none of this run's hosts "
+                              f"({','.join(sorted(set(hosts_of_ranks)))}): not fired"}
+
+
+def busy_wait(seconds):
+    """Spin (never sleep: the core stays busy, as a slow node's would) for ``seconds``; the
+    seconds it took."""
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        pass
+    return time.perf_counter() - t0
 
 
 def check_scope(methods, op):
@@ -128,6 +185,7 @@ def check_requests(nranks, sizes, methods, op):
                 raise collective(GpucommError(f"{var}={rank}:{size}: size {size} is not swept "
                                               f"(--sizes: {', '.join(map(str, sizes))})"))
     corrupt_every_request()
+    slow_node_request()
     slow = slow_pair_request()
     if slow is not None and max(slow[:2]) >= nranks:
         raise collective(GpucommError(f"{SLOW_PAIR}: ranks {slow[0]} and {slow[1]} do not both "

@@ -54,6 +54,8 @@ class Output:
             print(f"# nodes {names}{emulated}; placement {pl['distance']} ({pl['source']})")
         if m.get("test_hook"):
             print(f"# TEST HOOK ACTIVE: {m['test_hook']} (fault injection; the numbers are not real)")
+        if m.get("test_hook_idle"):
+            print(f"# test hook set: {m['test_hook_idle']}")
         if m.get("nominal_GBps"):
             print(f"# nominal link bandwidth {m['nominal_GBps']:.1f} GB/s ({m['nominal_source']})")
         if not self.cfg.quiet:

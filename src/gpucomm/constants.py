@@ -147,6 +147,9 @@ EXIT_VALIDATION = 4    # received data did not match what was sent
 EXIT_IMPLAUSIBLE = 5   # a bandwidth above the link's nominal limit
 EXIT_INTERRUPTED = 130
 EXIT_TIMEOUT = 124     # the watchdog ended a hang
+#: the payload's --timeout (s) in a check without a time limit (-S time_limit=0): a hung rank
+#: still ends, with its watchdog's reason, after the longest run a check is expected to take
+PAYLOAD_TIMEOUT_CEILING_S = 6 * 3600
 #: the node-state reader's (site.nodestate): the node's hardware is not what its class expects
 EXIT_HARDWARE = 10
 

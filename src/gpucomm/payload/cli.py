@@ -129,10 +129,12 @@ def build_parser():
         s.add_argument("--allow-shared-gpu", action="store_true",
                        help="allow two ranks of a node on one GPU")
         s.add_argument("--validate-every", type=_positive_int, default=None, metavar="N",
-                       help="soak: check the received data after every Nth timed iteration too "
-                            "(outside the timed region; the sample holding it, its last iteration), "
-                            "count the wrong ones in the record's 'wrong' and fail naming the first "
-                            "(exit 4); default: once per size, after the last sample")
+                       help="soak: also check the received data of every timed sample that holds a "
+                            "multiple of N among its iterations (its last iteration, outside the timed "
+                            "region: N <= --batch checks every sample, N a multiple of the batch every "
+                            "Nth iteration), count the wrong samples in the record's 'wrong' and fail "
+                            "naming the first (exit 4); a size with fewer than N iterations is an error; "
+                            "default: once per size, after the last sample")
         s.add_argument("--validate-sizes", default=None, metavar="SIZES",
                        help="the sizes --validate-every applies to, in --sizes' syntax; each must be "
                             "swept (default: every size)")

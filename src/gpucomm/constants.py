@@ -160,6 +160,12 @@ EXIT_REPORT_NOTHING_RAN = 7  # this run had no test case, or skipped every one
 EXIT_REPORT_DRY_RUN = 8      # this run was a ReFrame --dry-run: nothing was measured
 EXIT_REPORT_NO_VERDICT = 9   # no ReFrame test case among the inputs (plots only)
 
+#: ``gpucomm nightly`` stopped by a signal: seconds reframe has to cancel its jobs and write its
+#: report before it and every process under it are killed, then seconds the processes that were
+#: under it have to end (its jobs' ranks watch it: rfm.watch) before they are killed
+NIGHTLY_STOP_GRACE_S = 20
+NIGHTLY_ORPHAN_GRACE_S = 5
+
 #: the environment of every run on a shared GPU node: no NVLink multicast for NCCL, PyTorch
 #: or NVSHMEM
 NO_MULTICAST_ENV = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1",

@@ -151,7 +151,8 @@ def _kill(procs, sig=signal.SIGKILL):
 
 class ReframeRun:
     """reframe in a session of its own, its output passed through (its ERROR lines kept), and a
-    stop signal to this process passed to it (see the module's docstring)."""
+    stop signal to this process passed to it (see the module's docstring); ``killed`` counts
+    the processes under it that had to be killed."""
 
     def __init__(self, cmd):
         self.cmd, self.signal, self.errors, self.killed = cmd, None, [], 0
@@ -194,13 +195,15 @@ class ReframeRun:
             if self.deadline is not None:
                 self.under.update(descendants(self.proc.pid))
                 if time.monotonic() > self.deadline:
-                    _kill(still_running(self.under))
+                    left = still_running(self.under)
+                    _kill(left)
+                    self.killed += len(left)
                     try:
                         os.killpg(self.proc.pid, signal.SIGKILL)
                     except OSError:
                         pass
         if self.signal is not None:
-            self.killed = self._end_what_is_left()
+            self.killed += self._end_what_is_left()
         for thread in copiers:
             thread.join(timeout=5)
         return rc

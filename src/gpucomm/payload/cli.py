@@ -76,11 +76,11 @@ _seconds = _number(float, 0, MAX_SECONDS)
 _positive_seconds = _number(float, 0, MAX_SECONDS, strict=True)
 
 
-def build_parser():
+def build_parser(epilog=None):
+    """The payload's parser; ``epilog``: the help's closing text (gpucomm.main: its other commands)."""
     from .ops import REGISTRY as OPS
     p = _Parser(prog="gpucomm", description="GPU-to-GPU communication benchmarks (run under mpirun or srun).",
-                epilog="other commands: gpucomm probe (what this node offers, as JSON), gpucomm report "
-                       "and gpucomm tolerances (ReFrame results; need gpucomm[report])")
+                epilog=epilog, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action="version", version=f"gpucomm {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
@@ -174,9 +174,9 @@ def _sustained_arguments(s):
                    help="end the run early once FILE exists (checked every iteration)")
 
 
-def main(argv=None):
+def main(argv=None, epilog=None):
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = build_parser().parse_args(argv)
+    args = build_parser(epilog).parse_args(argv)
     try:
         sizes = parse_sizes(args.sizes)
         validate_sizes = parse_sizes(args.validate_sizes) if args.validate_sizes else None

@@ -14,7 +14,8 @@ TOOLS = {"report": ("gpucomm.analysis.report:main", "report", "tables, plots and
          "nightly": ("gpucomm.analysis.nightly:main", "report",
                      "the cron entry point: ReFrame, the report, its verdict as the exit code"),
          "probe": ("gpucomm.site.probe:main", None, "what this node offers, as JSON"),
-         "preflight": ("gpucomm.site.preflight:main", None, "before a job's launch: can its interpreter run the payload")}
+         "preflight": ("gpucomm.site.preflight:main", None,
+                       "before a job's launch: can its interpreter run the payload")}
 
 
 def other_commands():

@@ -39,8 +39,9 @@ _COMMON = ["--tag=gpucomm", "--exec-policy=async"]
 #: nightly jobs on one login node, get their own directories)
 _KEEP = [f"--timestamp=%Y%m%dT%H%M%S%z-{os.getpid()}", f"--report-file={_RESULTS['SESSION_REPORT']}"]
 #: acceptance's soak: every timed sample's data checked at 8 B and 1 MiB (nccl-tests' -c; the
-#: intermittent corruption of NVIDIA/nccl #2001 showed at 1 MiB)
-_SOAK = ["--setvar=validate_every=1", "--setvar=validate_sizes=8,1M"]
+#: intermittent corruption of NVIDIA/nccl #2001 showed at 1 MiB), in the checks that sweep them
+#: (soak_where_swept: one of another sweep, e.g. a scaling check's one size, runs without it)
+_SOAK = ["--setvar=validate_every=1", "--setvar=validate_sizes=8,1M", "--setvar=soak_where_swept=y"]
 #: the GPU data paths (checks/datapaths.py) in health: one size per path (acceptance: the sweep)
 _HEALTH = _COMMON + _KEEP + ["--tag=health", "--setvar=PairMatrixCheck.budget=0.25",
                              "--setvar=DataPathsCheck.sizes=256M"]

@@ -1,5 +1,7 @@
 """The engine with an operation and a method that do nothing: what the engine itself costs per
-iteration (tests/test_overhead.py).  Usage: mpirun -np 1 python null_engine.py ITERS JSON"""
+iteration (tests/test_overhead.py), and, in the same process, what the operation's own calls
+cost in a bare loop (the yardstick: the engine's cost as a multiple of it, whatever this
+machine's speed).  Usage: mpirun -np 1 python null_engine.py ITERS JSON"""
 
 import json
 import sys
@@ -52,5 +54,14 @@ if __name__ == "__main__":
     wall = time.perf_counter() - t0
     with open(path) as fp:
         rec = json.load(fp)["results"][0]
-    print(json.dumps({"timed_us": rec["time_us"]["median"], "batch": rec["batch"],
-                      "wall_us": wall / iters * 1e6}))
+    op, batch = NullOp.__new__(NullOp), rec["batch"]
+    op.method = NullMethod.__new__(NullMethod)
+    bare = []
+    for _ in range(iters // batch):  # the timed loop's own calls (Operation.loop), nothing else
+        t = time.perf_counter()
+        op.loop(8, batch)
+        bare.append((time.perf_counter() - t) / batch)
+    mean = sum(bare) / len(bare)
+    bare.sort()
+    print(json.dumps({"timed_us": rec["time_us"]["median"], "batch": batch, "wall_us": wall / iters * 1e6,
+                      "bare_us": bare[len(bare) // 2] * 1e6, "bare_mean_us": mean * 1e6}))

@@ -12,8 +12,16 @@ where, is unchanged.  It does nothing when ReFrame's function no longer looks li
 
 ReFrame reads a check's ``$ref`` file (pipeline.py's ``_read_ref_file``) with ``yaml.safe_load``,
 PyPI's pure-Python parser, once per test case; ``install`` gives it libyaml's parser with the
-same safe constructor (where PyYAML was built with libyaml)."""
+same safe constructor (where PyYAML was built with libyaml).
 
+ReFrame's logger fills every check variable into every record before its handlers filter it by
+level (logging.py's ``LoggerAdapter.process``), and its built-in file handler keeps every debug
+record in a temporary ``rfm-*.log`` that no test reads: in a dry run of the paper mode, 2600 of
+its 3200 records, two thirds of the run's time.  ``install`` leaves that file the records of the
+info level and above (what ReFrame prints without -v) and drops a record that no handler would
+take before it is filled; the output, the perflogs and the reports are unchanged."""
+
+import logging
 import sys
 import types
 
@@ -39,10 +47,36 @@ def _safe_load_c(stream):
     return yaml.load(stream, Loader=yaml.CSafeLoader)
 
 
+def _log_if_taken(log):
+    """LoggerAdapter.log, returning at once for a record below every handler's level."""
+    def taken_log(self, level, msg, *args, **kwargs):
+        handlers = self.logger.handlers if self.logger else ()
+        if handlers and level < min(h.level for h in handlers):
+            return
+        log(self, level, msg, *args, **kwargs)
+    return taken_log
+
+
+def _debug_file_at_info(configure):
+    """configure_logging, then ReFrame's own log files at the info level at least."""
+    def configure_logging(*args, **kwargs):
+        configure(*args, **kwargs)
+        import reframe.core.logging as rlog
+        for handler in getattr(rlog._logger, "handlers", ()):
+            if isinstance(handler, logging.FileHandler) and handler.level < logging.INFO:
+                handler.setLevel(logging.INFO)
+    return configure_logging
+
+
 def install():
+    import reframe.core.logging as rlog
     import reframe.core.pipeline as pipeline
     import reframe.core.warnings as warnings
     import yaml
+    if not getattr(rlog.LoggerAdapter.log, "_gpucomm_fast", False):
+        rlog.LoggerAdapter.log = _log_if_taken(rlog.LoggerAdapter.log)
+        rlog.LoggerAdapter.log._gpucomm_fast = True
+        rlog.configure_logging = _debug_file_at_info(rlog.configure_logging)
     code = warnings.user_deprecation_warning.__code__
     if {"inspect", "stack", "getmodule"} <= set(code.co_names):
         warnings.inspect = _Frames

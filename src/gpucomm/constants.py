@@ -153,6 +153,9 @@ EXIT_VALIDATION = 4    # received data did not match what was sent
 EXIT_IMPLAUSIBLE = 5   # a bandwidth above the link's nominal limit
 EXIT_INTERRUPTED = 130
 EXIT_TIMEOUT = 124     # the watchdog ended a hang
+#: the payload's --timeout (s) in a check without a time limit (-S time_limit=0): a hung rank
+#: still ends, with its watchdog's reason, after the longest run a check is expected to take
+PAYLOAD_TIMEOUT_CEILING_S = 6 * 3600
 #: the node-state reader's (site.nodestate): the node's hardware is not what its class expects
 EXIT_HARDWARE = 10
 
@@ -162,6 +165,12 @@ EXIT_REPORT_FAIL = 6         # ReFrame failed a test case of this run
 EXIT_REPORT_NOTHING_RAN = 7  # this run had no test case, or skipped every one
 EXIT_REPORT_DRY_RUN = 8      # this run was a ReFrame --dry-run: nothing was measured
 EXIT_REPORT_NO_VERDICT = 9   # no ReFrame test case among the inputs (plots only)
+
+#: ``gpucomm nightly`` stopped by a signal: seconds reframe has to cancel its jobs and write its
+#: report before it and every process under it are killed, then seconds the processes that were
+#: under it have to end (its jobs' ranks watch it: rfm.watch) before they are killed
+NIGHTLY_STOP_GRACE_S = 20
+NIGHTLY_ORPHAN_GRACE_S = 5
 
 #: the environment of every run on a shared GPU node: no NVLink multicast for NCCL, PyTorch
 #: or NVSHMEM

@@ -6,20 +6,31 @@ import sys
 
 from .contract import ERROR_PREFIX
 
-#: subcommand -> ("module:function" taking the remaining arguments, the extra it needs)
-TOOLS = {"report": ("gpucomm.analysis.report:main", "report"),
-         "tolerances": ("gpucomm.analysis.tolerances:main", "report"),
-         "acceptance": ("gpucomm.analysis.acceptance:main", "report"),
-         "nightly": ("gpucomm.analysis.nightly:main", "report"),
-         "probe": ("gpucomm.site.probe:main", None),
-         "preflight": ("gpucomm.site.preflight:main", None)}
+#: subcommand -> ("module:function" taking the remaining arguments, the extra it needs, what it does)
+TOOLS = {"report": ("gpucomm.analysis.report:main", "report", "tables, plots and the verdict of ReFrame results"),
+         "tolerances": ("gpucomm.analysis.tolerances:main", "report", "references proposed from healthy runs"),
+         "acceptance": ("gpucomm.analysis.acceptance:main", "report",
+                        "new nodes judged against the fleet: a drain list and scontrol lines"),
+         "nightly": ("gpucomm.analysis.nightly:main", "report",
+                     "the cron entry point: ReFrame, the report, its verdict as the exit code"),
+         "probe": ("gpucomm.site.probe:main", None, "what this node offers, as JSON"),
+         "preflight": ("gpucomm.site.preflight:main", None,
+                       "before a job's launch: can its interpreter run the payload")}
+
+
+def other_commands():
+    """The payload help's closing lines: every command of TOOLS."""
+    width = max(map(len, TOOLS))
+    lines = [f"  {name:<{width}}  {what}" + (f" (needs gpucomm[{extra}])" if extra else "")
+             for name, (_, extra, what) in TOOLS.items()]
+    return "other commands (gpucomm COMMAND --help):\n" + "\n".join(lines)
 
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] and argv[0] in TOOLS:
         import importlib
-        target, extra = TOOLS[argv[0]]
+        target, extra, _ = TOOLS[argv[0]]
         module, func = target.split(":")
         try:
             mod = importlib.import_module(module)
@@ -29,4 +40,4 @@ def main(argv=None):
             return 2
         return getattr(mod, func)(argv[1:])
     from .payload.cli import main as payload_main
-    return payload_main(argv)
+    return payload_main(argv, epilog=other_commands())

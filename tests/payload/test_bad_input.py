@@ -59,11 +59,23 @@ def test_json_written_and_validation_failure_kept(mpirun, tmp_path):
     ({"GPUCOMM_TEST_SLOW_PAIR": "0:1:0.01"}, "GPUCOMM_TEST_SLOW_PAIR=0:1:0.01 fires only in pair-matrix, not pingpong"),
     ({"GPUCOMM_TEST_IPC_REFUSED": "1"}, "GPUCOMM_TEST_IPC_REFUSED=1 fires only with --method ipc-copy, not host"),
     ({"GPUCOMM_TEST_IPC_REFUSED": "abc"}, "GPUCOMM_TEST_IPC_REFUSED=abc fires only with --method ipc-copy"),
+    # the killed-rank modifier without the hang it modifies (old: exit 0)
+    ({"GPUCOMM_TEST_HANG_EXIT": "1"}, "GPUCOMM_TEST_HANG_EXIT=1 needs GPUCOMM_TEST_HANG=RANK:SIZE"),
 ])
 def test_hooks_that_cannot_fire_are_errors(mpirun, env, message):
     run = mpirun(2, "pingpong", "--method", "host", "--sizes", "8", "--iters", "20", extra_env=env)
     assert run.returncode != 0
     assert message in run.stderr
+
+
+def test_a_method_bound_hook_whose_method_was_skipped_fails(mpirun):
+    """GPUCOMM_TEST_IPC_REFUSED in a sweep whose ipc-copy is skipped here (no GPU): the host
+    method's pass would say nothing of the hook (old: exit 0, the hook unmentioned)."""
+    run = mpirun(2, "pingpong", "--method", "host,ipc-copy", "--sizes", "8", "--iters", "20",
+                 extra_env={"GPUCOMM_TEST_IPC_REFUSED": "1"})
+    assert run.returncode == EXIT_BAD_INPUT, run.stdout + run.stderr
+    line = one_error(run)
+    assert "GPUCOMM_TEST_IPC_REFUSED=1 did not fire: it needs --method ipc-copy (ipc-copy: skipped:" in line
 
 
 def test_slow_pair_naming_a_missing_rank(mpirun):

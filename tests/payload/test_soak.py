@@ -44,7 +44,8 @@ def test_intermittent_corruption_caught_with_the_soak(mpirun, tmp_path):
     lines = error_lines(run)
     assert len(lines) == 1, run.stderr
     assert "rank 1: data received from rank 0 is wrong at size 8 B" in lines[0]
-    assert "in timed iteration 7 of 20: 2 of 2 checked iterations wrong (--validate-every 7)" in lines[0]
+    assert ("in timed iteration 7 of 20: 2 of 2 checked samples wrong (--validate-every 7: the last iteration of "
+            "each sample of 1 that holds a multiple of 7)") in lines[0]
     doc = json.loads(out.read_text())
     rec, = doc["results"]  # the failing size's record is written, then the run stops
     assert (rec[VALIDATE_EVERY], rec[CHECKED], rec[WRONG], rec["validated"]) == (7, 2, 2, False)
@@ -80,13 +81,18 @@ def test_every_operation_soaks_clean_data(mpirun, op, n, extra):
      "GPUCOMM_TEST_CORRUPT_EVERY=3 needs GPUCOMM_TEST_CORRUPT=RANK:SIZE"),
     (["pingpong", "--method", "host", "--sizes", "8"], dict(ONE_IN_7, GPUCOMM_TEST_CORRUPT_EVERY="x"),
      "bad GPUCOMM_TEST_CORRUPT_EVERY='x'"),
+    # asked for and not done (old: exit 0, 0 checked; PASSED, the hook never fired)
+    (["pingpong", "--method", "host", "--sizes", "8", "--iters", "10", "--validate-every", "1000"], {},
+     "--validate-every 1000: size 8 B had 10 timed iterations, no multiple of 1000: nothing was checked"),
+    (["pingpong", "--method", "host", "--sizes", "8", "--iters", "10"], dict(ONE_IN_7, GPUCOMM_TEST_CORRUPT_EVERY="50"),
+     "GPUCOMM_TEST_CORRUPT_EVERY=50 did not fire: size 8 B had 10 timed iterations, no multiple of 50"),
 ])
 def test_refused_in_one_line(mpirun, args, env, says):
     run = mpirun(2, *args, extra_env=env)
     assert run.returncode == EXIT_BAD_INPUT, run.stdout + run.stderr
     lines = error_lines(run)
     assert len(lines) == 1 and says in lines[0], run.stderr
-    assert "GPUCOMM-RESULT" not in run.stdout
+    assert "GPUCOMM-RESULT: PASS" not in run.stdout
 
 
 #: the GPU methods' stand-ins: (script, its arguments, env, iterations, batch) as the script runs them
@@ -108,7 +114,7 @@ def test_gpu_method_standins_soak(mpirun, method):
     assert caught.returncode == EXIT_VALIDATION, caught.stdout + caught.stderr
     line, = error_lines(caught)
     assert "rank 0: data received from rank 1 is wrong at size 4096 B" in line
-    assert f"in timed iteration {k} of {iters}: 3 of 3 checked iterations wrong" in line
+    assert f"in timed iteration {k} of {iters}: 3 of 3 checked samples wrong" in line
     clean = mpirun.script(2, TESTS / script, *args, env=dict(env, STANDIN_ARGS="--validate-every 1"))
     assert clean.returncode == 0, clean.stderr
     records, _ = parse_output(clean.stdout)

@@ -63,12 +63,14 @@ def fake_local(tmp_path, patch):
     return path
 
 
-@pytest.mark.alone  # host passes the node class's latency reference
 def test_gpu_partition_without_cupy_skips_the_gpu_checks_with_the_reason(tmp_path):
+    """The host check runs and passes its sanity; its performance is not judged
+    (--skip-performance-check): the fake partition's references are the GPU node's, and no test
+    judges this machine's speed (old: 18.4 us against the GPU node's 3.0 us failed CI)."""
     report = tmp_path / "report.json"
     run = bare_reframe("-C", fake_local(tmp_path, GPU_NO_CUPY), "-c", "checks/pingpong.py", "-r",
-                       "--prefix", tmp_path / "p", "--report-file", report, "-S", "sizes=8",
-                       "-S", "iters=10", env=clean_env(**ROOT_OK))
+                       "--skip-performance-check", "--prefix", tmp_path / "p", "--report-file", report,
+                       "-S", "sizes=8", "-S", "iters=10", env=clean_env(**ROOT_OK))
     cases = {c["display_name"].split(" /")[0]: c for c in report_cases(report)}
     assert sorted(cases) == [f"PingPongCheck %method={m}" for m in
                              sorted(["host", "staging", "gpu-aware-mpi", "ipc-copy", "ccl", "nvshmem"])], run.stdout[-3000:]

@@ -1,20 +1,26 @@
-"""The cron entry point (gpucomm nightly) ends in the report's verdict, and -S input that ReFrame
-only warns about or answers with a traceback is a failure or one line: a typo'd name fails the
-checks naming it, a value of the wrong type is one line and exit 2, a size list with a space is
-one word of the job script."""
+"""The cron entry point (gpucomm nightly) ends in the report's verdict, also when it is stopped
+(reframe and its ranks end with it) or given a folder in use, and -S input that ReFrame only
+warns about or answers with a traceback is a failure or one line: a typo'd name fails the checks
+naming it, a value of the wrong type is one line and exit 2, a size list with a space is one word
+of the job script."""
 
+import os
+import signal
 import subprocess
 import sys
+import threading
+import time
 
 import pytest
 
 from gpucomm import constants
+from gpucomm.analysis import nightly
 from reframe_helpers import REPO, clean_env, dry_runs, job_script, reframe
 
 ROOT_OK = dict(OMPI_ALLOW_RUN_AS_ROOT=1, OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1)
 
 
-def nightly(tmp_path, *args):
+def nightly_run(tmp_path, *args):
     run = subprocess.run([sys.executable, "-m", "gpucomm", "nightly", "--out", str(tmp_path / "night"), *args],
                          cwd=REPO, env=clean_env(**ROOT_OK), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                          text=True, timeout=600)
@@ -23,23 +29,23 @@ def nightly(tmp_path, *args):
 
 
 def test_nothing_selected_is_nothing_ran(tmp_path):
-    run = nightly(tmp_path, "-n", "NoSuchCheck")
+    run = nightly_run(tmp_path, "-n", "NoSuchCheck")
     assert run.returncode == constants.EXIT_REPORT_NOTHING_RAN, run.stdout[-2000:]
     assert "NOTHING RAN" in run.stdout
 
 
 def test_a_clean_night_passes_and_a_typo_fails_naming_it(tmp_path):
-    run = nightly(tmp_path / "a", "-n", "^HealthCheck", "-S", "sizes=8")
+    run = nightly_run(tmp_path / "a", "-n", "^HealthCheck", "-S", "sizes=8")
     assert run.returncode == constants.EXIT_OK, run.stdout[-3000:]
     assert "gpucomm health: PASS" in run.stdout
-    run = nightly(tmp_path / "b", "-n", "^HealthCheck", "-S", "sizes=8", "-S", "sizez=8")
+    run = nightly_run(tmp_path / "b", "-n", "^HealthCheck", "-S", "sizes=8", "-S", "sizez=8")
     assert run.returncode == constants.EXIT_REPORT_FAIL, run.stdout[-3000:]
     assert "-S sizez: no check has such a variable" in run.stdout
 
 
 def test_a_night_folder_that_cannot_be_made_is_exit_2(tmp_path):
     (tmp_path / "file").write_text("")
-    run = nightly(tmp_path / "file", "-n", "NoSuchCheck")
+    run = nightly_run(tmp_path / "file", "-n", "NoSuchCheck")
     assert run.returncode == constants.EXIT_BAD_INPUT and "gpucomm nightly: error" in run.stdout
 
 
@@ -57,3 +63,89 @@ def test_sizes_with_a_space_are_one_word_of_the_job_script(tmp_path_factory):
                                  "-S", "sizes=8, 1K")}, tmp_path_factory, clean_env())
     (case,) = cases["spaced"]
     assert "--sizes '8, 1K'" in job_script(case)
+
+
+def _payload_ranks_under(prefix):
+    """pids of the payload processes whose working directory is under ``prefix``."""
+    pids = []
+    for name in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cwd = os.readlink(f"/proc/{name}/cwd")
+            cmd = open(f"/proc/{name}/cmdline", "rb").read().split(b"\0")
+        except OSError:
+            continue
+        if cwd.startswith(str(prefix)) and b"gpucomm" in cmd and b"pingpong" in cmd:
+            pids.append(int(name))
+    return pids
+
+
+def _wait_for(predicate, seconds):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and not predicate():
+        time.sleep(0.2)
+    return predicate()
+
+
+def test_sigterm_ends_reframe_and_its_ranks_with_a_verdict(tmp_path):
+    """A cron ``timeout`` (SIGTERM) mid-run, a rank hung: old, reframe lived on with parent 1 and
+    both ranks ran on, no verdict.  Meanwhile a second night given the same --out refuses (old:
+    both ran, the second's report replaced the first's)."""
+    night, prefix = tmp_path / "night", tmp_path / "prefix"
+    argv = [sys.executable, "-m", "gpucomm", "nightly", "--out", str(night), "-n", "^HealthCheck%operation=pingpong",
+            "-S", "sizes=8", "--prefix", str(prefix)]
+    proc = subprocess.Popen(argv, cwd=REPO, env=clean_env(GPUCOMM_TEST_HANG="1:8", **ROOT_OK),
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        assert _wait_for(lambda: len(_payload_ranks_under(prefix)) >= 2, 120), "the payload never started"
+        second = subprocess.run(argv, cwd=REPO, env=clean_env(**ROOT_OK), stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True, timeout=120)
+        assert second.returncode == constants.EXIT_BAD_INPUT, second.stdout[-2000:]
+        assert "report.json exists (an earlier night's, or one running now): give a new --out" in second.stdout
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=120)
+        assert proc.returncode == 128 + signal.SIGTERM, out[-3000:]
+        (verdict,) = [ln for ln in out.splitlines() if ln.startswith("gpucomm nightly: ")]
+        assert verdict.startswith("gpucomm nightly: FAIL: stopped by SIGTERM: reframe ended"), verdict
+        assert _wait_for(lambda: not _payload_ranks_under(prefix), 10), _payload_ranks_under(prefix)
+    finally:
+        for pid in _payload_ranks_under(prefix):
+            os.kill(pid, signal.SIGKILL)
+        if proc.poll() is None:
+            proc.kill()
+
+
+def test_a_stop_signal_kills_what_outlives_the_grace(monkeypatch):
+    """SIGHUP to the runner: its child ignores the SIGTERM passed on, and a grandchild in a
+    session of its own (as a local job) outlives it: both are killed after the grace."""
+    monkeypatch.setattr(nightly, "NIGHTLY_STOP_GRACE_S", 1)
+    monkeypatch.setattr(nightly, "NIGHTLY_ORPHAN_GRACE_S", 1)
+    child = ("import signal, subprocess, sys, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+             "subprocess.Popen([sys.executable, '-c', 'import signal, time; "
+             "signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)'], start_new_session=True); "
+             "print('ERROR: nothing', flush=True); time.sleep(600)")
+    run = nightly.ReframeRun([sys.executable, "-c", child])
+    previous = signal.signal(signal.SIGHUP, run.stop)
+    try:
+        threading.Timer(2, os.kill, (os.getpid(), signal.SIGHUP)).start()
+        started = time.monotonic()
+        rc = run.run()
+    finally:
+        signal.signal(signal.SIGHUP, previous)
+    assert rc == -signal.SIGKILL and run.signal == signal.SIGHUP and run.killed == 1
+    assert run.errors == ["ERROR: nothing"] and time.monotonic() - started < 30
+    assert not nightly.still_running(run.under)
+
+
+def test_outside_the_checkout_and_a_bad_mode_are_one_clear_line(tmp_path):
+    """Old: both said "killed, crashed, or the folder is full"."""
+    env = clean_env(**ROOT_OK)
+    away = subprocess.run([sys.executable, "-m", "gpucomm", "nightly", "--out", str(tmp_path / "a")],
+                          cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          timeout=120)
+    assert away.returncode == constants.EXIT_BAD_INPUT, away.stdout
+    assert f"gpucomm nightly: error: no checks/ folder in {tmp_path} or above it" in away.stdout
+    assert not (tmp_path / "a").exists()
+    run = nightly_run(tmp_path, "--mode", "nosuch")
+    assert run.returncode == constants.EXIT_REPORT_FAIL, run.stdout[-2000:]
+    assert "wrote no report to" in run.stdout and "ERROR: invalid mode: 'nosuch'" in run.stdout.splitlines()[-1]
+    assert not (tmp_path / "night").exists()  # the run's empty folder is not left behind

@@ -1,5 +1,6 @@
-"""Every site in every mode (config/modes.py), with and without GPUCOMM_PYTHON: the job scripts a
-dry run writes read right against the site's sources (docs/sites/SOURCES.md).
+"""Every site in every mode (config/modes.py), with GPUCOMM_PYTHON and, in the modes whose scripts
+write the interpreter their own way, without it: the job scripts a dry run writes read right
+against the site's sources (docs/sites/SOURCES.md).
 
 What each script must say, whatever the check: the account and partition, the site's software
 (modules or uenv), a preflight before every payload launch with the same interpreter (the venv,
@@ -28,15 +29,24 @@ for _mode in _MODES:
 SERVICE_LEVEL_VARS = ("NCCL_IB_SL", "UCX_IB_SL")
 #: variables a launch may carry only where one of these methods runs
 OWN_PREFIXES = {"ccl": ("NCCL_", "FI_CXI_", "FI_MR_", "CXI_FORK_SAFE"), "nvshmem": ("NVSHMEM_",)}
+#: the modes also dry-run without GPUCOMM_PYTHON (the placeholder instead of the venv): those
+#: whose scripts write the interpreter each in its own way (health: a launch per method group;
+#: acceptance: every other check of a node, the soak; noise: the aggressor's script).  The others
+#: (acceptance-network, paper: the scaling checks, 25 s of a site's 60 s of dry runs) run checks
+#: whose interpreter line is the base check's, as in acceptance: with the venv only.
+VENV_LESS_MODES = ("health", "acceptance", "noise")
+
+
 def mode_runs(system, tmp_path_factory):
     """{(mode, with python): [test cases]} of one site, every mode as configured (the paper
     mode's scaling to 512 nodes included), the session's shared dry runs (test_sites.mode_cases)."""
     return {(mode, venv): mode_cases(tmp_path_factory, system, mode, venv)
-            for venv in (True, False) for mode in MODES}
+            for venv in (True, False) for mode in MODES if venv or mode in VENV_LESS_MODES}
 
 
 def test_modes_are_the_configured_ones():
     assert {"health", "acceptance", "paper", "noise"} <= set(MODES)
+    assert set(VENV_LESS_MODES) <= set(MODES)
     names = [m["name"] for m in _MODES]
     assert set(names) - set(MODES) <= {"nightly"}  # the same options as health
 

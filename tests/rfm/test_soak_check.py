@@ -30,7 +30,7 @@ def test_soak_catches_what_one_check_per_size_misses(tmp_path, soak):
     assert "--validate-every 7 --validate-sizes 8 " in script
     assert run.returncode != 0 and case["result"] == "fail" and case["fail_phase"] == "sanity"
     assert ("rank 1: data received from rank 0 is wrong at size 8 B" in case["fail_reason"] and
-            "in timed iteration 7 of 20: 2 of 2 checked iterations wrong" in case["fail_reason"]), \
+            "in timed iteration 7 of 20: 2 of 2 checked samples wrong" in case["fail_reason"]), \
         case["fail_reason"]
     kept = json.load(open(os.path.join(case["stagedir"], "gpucomm_results.json")))  # a failure stays staged
     assert [(r["size"], r["wrong"]) for r in kept["results"]] == [(8, 2)]

@@ -130,4 +130,4 @@ def test_the_slow_node_and_no_other_is_drained(slow_session, tmp_path):
     assert proc.returncode != 0, proc.stdout
     assert {r["node"] for r in drain} == {SLOW}, drain
     assert sorted(r["node"] for r in passed) == [n for n in NODES if n != SLOW]
-    assert f"scontrol update nodename={SLOW} state=drain reason=" in proc.stdout
+    assert f"scontrol update nodename='{SLOW}' state=drain reason=" in proc.stdout

@@ -59,7 +59,7 @@ def test_one_slow_node_of_8_is_drained_and_no_other(acc, tmp_path, capsys):
     assert "below the fleet median" in drain[0]["reason"]
     assert sorted(r["node"] for r in rows(tmp_path / "pass.csv")) == [n for n in NODES if n != "nid006"]
     lines = [ln for ln in out.splitlines() if ln.startswith("scontrol ")]
-    assert lines == [f'scontrol update nodename=nid006 state=drain reason="gpucomm acceptance: '
+    assert lines == [f'scontrol update nodename=\'nid006\' state=drain reason="gpucomm acceptance: '
                      f'PingPongCheck goodput_1MiB: {drain[0]["reason"]}"']
 
 
@@ -105,6 +105,43 @@ def test_a_malformed_session_is_one_line_and_exit_2(acc, tmp_path, capsys, text)
     assert acc.main([str(path), "--out", str(tmp_path)]) == EXIT_BAD_INPUT
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and err.startswith(ERROR_PREFIX), err
+
+
+def _damaged(field, value):
+    def damage(doc):
+        if field == "testcases":
+            doc["runs"][0]["testcases"] = value
+        else:
+            doc["runs"][0]["testcases"][0][field] = value
+    return damage
+
+
+@pytest.mark.parametrize("damage, says", [
+    (_damaged("testcases", 5), "testcases is int, not a list"),
+    (_damaged("perfvalues", [1]), "perfvalues is list, not dict"),
+    (_damaged("display_name", 5), "display_name is int, not str"),
+], ids=["testcases-5", "perfvalues-list", "display_name-number"])
+def test_a_report_with_fields_of_the_wrong_type_is_one_line_and_exit_2(acc, tmp_path, capsys, damage, says):
+    """Old: a TypeError traceback."""
+    path = tmp_path / "s.json"
+    doc = json.loads(open(session(path)).read())
+    damage(doc)
+    path.write_text(json.dumps(doc))
+    assert acc.main([str(path), "--out", str(tmp_path)]) == EXIT_BAD_INPUT
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and err.startswith(ERROR_PREFIX) and says in err, err
+
+
+def test_a_stored_session_not_found_names_the_database(acc, tmp_path, capsys, monkeypatch):
+    """Old: "no such file, nor a stored session", whichever database was read."""
+    monkeypatch.delenv("RFM_CONFIG_FILES", raising=False)
+    monkeypatch.setenv("RFM_SQLITE_DB_FILE", str(tmp_path / "none.db"))
+    monkeypatch.setattr("gpucomm.analysis.report.inputs.stored_sessions", lambda query: ([], None))
+    assert acc.main(["0123abcd-0000", "--out", str(tmp_path)]) == EXIT_BAD_INPUT
+    assert f"nor a stored session in {tmp_path / 'none.db'}" in capsys.readouterr().err
+    monkeypatch.delenv("RFM_SQLITE_DB_FILE")
+    assert acc.main(["0123abcd-0000", "--out", str(tmp_path)]) == EXIT_BAD_INPUT
+    assert "ReFrame's default database (RFM_CONFIG_FILES is unset" in capsys.readouterr().err
 
 
 def node_pair_case(nodes, values):

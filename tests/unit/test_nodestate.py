@@ -235,3 +235,21 @@ def test_every_partition_names_a_known_class_and_every_class_cites():
     out = subprocess.run([sys.executable, str(REPO / "config" / "nodeclasses.py"), "gh200-x4"],
                          capture_output=True, text=True, check=True).stdout
     assert json.loads(out)["links_up"] == 18 and json.loads(out)["name"] == "gh200-x4"
+
+
+def test_an_expected_vendor_it_cannot_read_is_one_line(tmp_path, sysfs):
+    """Old: --expect with vendor "intel" ended in a KeyError traceback."""
+    code, record, _, err = run(tmp_path, sysfs, "--expect", expect_file(tmp_path, "h200-sxm-1gpu", vendor="intel"))
+    assert code == EXIT_BAD_INPUT and "vendor 'intel': choose nvidia, amd" in record["error"]
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("where", ["folder", "missing-parent"])
+def test_a_json_file_that_cannot_be_written_is_one_line(tmp_path, sysfs, capsys, where):
+    """Old: --json onto a folder, or where no file can be made, ended in a traceback."""
+    target = tmp_path if where == "folder" else tmp_path / "no" / "such" / "state.json"
+    code = nodestate.main(["--json", str(target), "--sysfs", str(sysfs)], environ={})
+    out, err = capsys.readouterr()
+    assert code == EXIT_BAD_INPUT and "Traceback" not in out + err
+    (line,) = err.strip().splitlines()
+    assert f"nodestate: --json {target}: cannot write it" in line

@@ -32,3 +32,27 @@ def test_the_reference_files_parse_the_same(monkeypatch):
     for path in sorted((REPO / "config" / "references").glob("*.yaml")):
         with open(path) as a, open(path) as b:
             assert pipeline.yaml.safe_load(a) == yaml.safe_load(b), path.name
+
+
+def test_a_record_no_handler_takes_is_not_filled(monkeypatch):
+    """The logger skips a record below every handler's level before it fills the check's
+    variables into it; a record a handler takes is logged as before."""
+    import logging
+
+    import reframe.core.logging as rlog
+    monkeypatch.setattr(rlog.LoggerAdapter, "log", rlog.LoggerAdapter.log)
+    monkeypatch.setattr(rlog, "configure_logging", rlog.configure_logging)
+    reframe_fast.install()
+    logger = rlog.Logger("gpucomm-test")
+    seen = []
+    handler = logging.Handler()
+    handler.emit = seen.append
+    handler.setLevel(logging.INFO)
+    logger.addHandler(handler)
+    adapter = rlog.LoggerAdapter(logger)
+    filled = []
+    monkeypatch.setattr(adapter, "_update_check_extras", lambda: filled.append(1))
+    adapter.debug("not taken")
+    assert not filled and not seen
+    adapter.info("taken")
+    assert filled and [r.getMessage() for r in seen] == ["taken"]

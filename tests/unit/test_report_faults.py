@@ -3,8 +3,10 @@ is refused with the valid names, a test case without a result is no PASS, and pe
 are not numbers are flagged, never dropped silently."""
 
 import copy
+import fcntl
 import json
 import math
+import os
 from pathlib import Path
 
 import pytest
@@ -44,6 +46,24 @@ def test_o_into_an_empty_or_its_own_folder_writes_twice(tmp_path, capsys):
     assert report([PASSING, "-o", out], capsys)[0] == constants.EXIT_OK
     assert (out / OUTPUT_MARKER).exists() and (out / "index.html").exists()
     assert report([PASSING, "-o", out], capsys)[0] == constants.EXIT_OK
+
+
+def test_a_second_report_into_a_folder_being_written_is_refused(tmp_path, capsys):
+    """Old: two reports into one new folder at once both wrote there, one's files lost."""
+    out = tmp_path / "rep"
+    out.mkdir()
+    with open(out / OUTPUT_MARKER, "a") as first:  # a first report, writing into it now
+        fcntl.flock(first, fcntl.LOCK_EX)
+        code, _, err = report([PASSING, "-o", out], capsys)
+    assert code == constants.EXIT_BAD_INPUT and len(err.strip().splitlines()) == 1, err
+    assert "another gpucomm report is writing into it now" in err
+    assert os.listdir(out) == [OUTPUT_MARKER]
+
+
+def test_a_folder_made_for_nothing_usable_is_removed(tmp_path, capsys):
+    (tmp_path / "empty.json").write_text("{}")
+    code, _, _ = report([tmp_path / "empty.json", "-o", tmp_path / "rep"], capsys)
+    assert code == constants.EXIT_BAD_INPUT and not (tmp_path / "rep").exists()
 
 
 def test_o_onto_a_file_is_one_line_exit_2(tmp_path, capsys):

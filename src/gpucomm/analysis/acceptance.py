@@ -68,21 +68,50 @@ def read_session(source):
         from .report.inputs import stored_sessions
         found, problem = stored_sessions(source)
         if problem or not found:
-            raise SessionError(f"{source}: no such file, nor a stored session"
+            raise SessionError(f"{source}: no such file, nor a stored session in {_database()}"
                                + (f" ({problem})" if problem else ""))
         doc = found[0]
     if not isinstance(doc, dict) or not isinstance(doc.get("runs"), list) or "session_info" not in doc:
         raise SessionError(f"{source}: not a ReFrame run report (no session_info and runs)")
     latest = {}
     for run in doc["runs"]:
-        for tc in (run.get("testcases") or []) if isinstance(run, dict) else []:
+        cases = run.get("testcases") if isinstance(run, dict) else None
+        if cases is not None and not isinstance(cases, list):
+            raise SessionError(f"{source}: not a ReFrame run report (testcases is {type(cases).__name__}, not a list)")
+        for tc in cases or []:
             if isinstance(tc, dict) and isinstance(tc.get("name"), str):
+                bad = _bad_field(tc)
+                if bad:
+                    raise SessionError(f"{source}: test case {tc['name']}: {bad}: not a ReFrame run report")
                 key = (tc.get("system"), tc.get("partition"), tc.get("environ"),
                        tc.get("display_name") or tc["name"])
                 latest[key] = tc
     if not latest:
         raise SessionError(f"{source}: a ReFrame session without test cases")
     return list(latest.values())
+
+
+#: the test case fields read here, with the types ReFrame writes (None: absent)
+_FIELD_TYPES = {"display_name": str, "perfvalues": dict, "job_nodelist": list, "result": str}
+
+
+def _bad_field(tc):
+    """The first field of a test case of another type than ReFrame writes, said, or None."""
+    for name, kind in _FIELD_TYPES.items():
+        value = tc.get(name)
+        if value is not None and not isinstance(value, kind):
+            return f"{name} is {type(value).__name__}, not {kind.__name__}"
+    return None
+
+
+def _database():
+    """The results database a stored session was looked up in, as ReFrame chooses it."""
+    if os.environ.get("RFM_SQLITE_DB_FILE"):
+        return os.environ["RFM_SQLITE_DB_FILE"]
+    if os.environ.get("RFM_CONFIG_FILES"):
+        return f"the database of RFM_CONFIG_FILES={os.environ['RFM_CONFIG_FILES']}"
+    return ("ReFrame's default database (RFM_CONFIG_FILES is unset: gpucomm's sessions are in the one of "
+            "the checkout's config/settings.py; set RFM_CONFIG_FILES to it, or RFM_SQLITE_DB_FILE)")
 
 
 def case_nodes(tc):
@@ -247,7 +276,8 @@ def failed_rows(cases):
 
 
 def scontrol_lines(drain):
-    """One ``scontrol update`` line per node to drain (for a person to run)."""
+    """One ``scontrol update`` line per node to drain (for a person to run): the node name in
+    single quotes, the reason in double quotes without the characters a shell would expand."""
     by_node = defaultdict(list)
     for row in drain:
         by_node[row["node"]].append(row)
@@ -257,7 +287,8 @@ def scontrol_lines(drain):
         what = f"{first['check'].split(' ')[0]} {first['variable']}".strip()
         more = f" (+{len(rows) - 1} more)" if len(rows) > 1 else ""
         reason = re.sub(r"[\"'\\$`]", "", f"gpucomm acceptance: {what}: {first['reason']}{more}")
-        lines.append(f'scontrol update nodename={node} state=drain reason="{reason}"')
+        quoted = "'" + node.replace("'", "'\\''") + "'"  # a shell word, whatever the name holds
+        lines.append(f'scontrol update nodename={quoted} state=drain reason="{reason}"')
     return lines
 
 

@@ -10,17 +10,31 @@ then ``gpucomm report DIR/report.json -o DIR/report``.  Exit status (gpucomm.con
 (no test case selected, every one skipped, e.g. ``-n NoSuchCheck`` or ``--mode noise`` off a
 cluster); 2 bad options or a report file that cannot be written; ReFrame's own exit code 2 where
 it refused its command line.
+
+A night's folder is its own: DIR/report.json is created before reframe starts (exclusively: a
+second run given the same --out, at once or later, refuses in one line), and a folder the run
+made and left empty is removed.  SIGTERM, SIGINT or SIGHUP (a cron ``timeout``, Ctrl-C, a closed
+terminal) is passed to reframe (SIGINT as SIGINT, the others as SIGTERM: ReFrame then cancels
+its jobs and writes its report); whatever of reframe and the processes under it is left after
+constants.NIGHTLY_STOP_GRACE_S is killed, and the run ends with a FAIL line and exit 128 + the signal's number.
 """
 
 import argparse
 import os
+import re
+import signal
 import subprocess
 import sys
+import threading
 import time
 
-from ..constants import EXIT_BAD_INPUT, EXIT_OK, EXIT_REPORT_FAIL, EXIT_REPORT_NOTHING_RAN
+from ..constants import (EXIT_BAD_INPUT, EXIT_OK, EXIT_REPORT_FAIL, EXIT_REPORT_NOTHING_RAN,
+                         NIGHTLY_ORPHAN_GRACE_S, NIGHTLY_STOP_GRACE_S)
 
 PREFIX = "gpucomm nightly"
+#: the signals that stop a night (a cron ``timeout``: SIGTERM; Ctrl-C: SIGINT; a closed terminal: SIGHUP)
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def _say(msg):
@@ -62,6 +76,19 @@ def reframe_command(mode, report_file, extra):
     return cmd + ["--mode", mode, "-r", "--report-file", report_file] + list(extra)
 
 
+def missing_repository(extra):
+    """Why the repository's checks/ or config/settings.py is needed and not found (this folder
+    and those above it), or None."""
+    if "-c" not in extra and "--checkpath" not in extra and not _repo_path("checks"):
+        return (f"no checks/ folder in {os.getcwd()} or above it: run in the gpucomm checkout, "
+                "or give -c CHECKS")
+    if ("-C" not in extra and "--config-file" not in extra and not os.environ.get("RFM_CONFIG_FILES")
+            and not _repo_path("config", "settings.py")):
+        return (f"no config/settings.py in {os.getcwd()} or above it: run in the gpucomm checkout, "
+                "or give -C CONFIG (or RFM_CONFIG_FILES)")
+    return None
+
+
 def writable_folder(path):
     """Why a file cannot be created at ``path``, or None."""
     folder = os.path.dirname(os.path.abspath(path))
@@ -72,44 +99,228 @@ def writable_folder(path):
     return None
 
 
+class _Stopped(BaseException):
+    """A stop signal before reframe started or after it ended (while the report is written):
+    not an Exception, which the report's own catch-all would take for its bug."""
+
+
+def _process_table():
+    """{pid: (parent pid, start time)} of every live process (Linux /proc; zombies left out)."""
+    table = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as fp:
+                fields = fp.read().rpartition(")")[2].split()
+        except OSError:
+            continue
+        if fields and fields[0] != "Z":
+            table[int(name)] = (int(fields[1]), fields[19])
+    return table
+
+
+def descendants(pid):
+    """{pid: start time} of every process under ``pid`` (the start time tells a reused pid)."""
+    table = _process_table()
+    children = {}
+    for child, (parent, _) in table.items():
+        children.setdefault(parent, []).append(child)
+    found, todo = {}, [pid]
+    while todo:
+        for child in children.get(todo.pop(), ()):
+            if child not in found:
+                found[child] = table[child][1]
+                todo.append(child)
+    return found
+
+
+def still_running(procs):
+    """The processes of ``procs`` ({pid: start time}) that still run, as {pid: start time}."""
+    table = _process_table()
+    return {pid: t for pid, t in procs.items() if pid in table and table[pid][1] == t}
+
+
+def _kill(procs, sig=signal.SIGKILL):
+    for pid in procs:
+        try:
+            os.kill(pid, sig)
+        except OSError:
+            pass
+
+
+class ReframeRun:
+    """reframe in a session of its own, its output passed through (its ERROR lines kept), and a
+    stop signal to this process passed to it (see the module's docstring); ``killed`` counts
+    the processes under it that had to be killed."""
+
+    def __init__(self, cmd):
+        self.cmd, self.signal, self.errors, self.killed = cmd, None, [], 0
+        self.proc, self.under, self.deadline = None, {}, None
+
+    def stop(self, signum, _frame=None):
+        if self.proc is None or self.proc.poll() is not None:  # reframe has ended: stop the report
+            raise _Stopped(signum)
+        self.signal = self.signal or signum
+        self.under.update(descendants(self.proc.pid))
+        if self.deadline is None:
+            self.deadline = time.monotonic() + NIGHTLY_STOP_GRACE_S
+            self.proc.send_signal(signal.SIGINT if signum == signal.SIGINT else signal.SIGTERM)
+
+    def _copy(self, src, dst):
+        for raw in iter(src.readline, b""):
+            line = _ANSI.sub("", raw.decode(errors="replace")).strip()
+            if line.startswith("ERROR:"):
+                self.errors.append(line)
+            try:
+                dst.buffer.write(raw)
+                dst.flush()
+            except (OSError, ValueError):  # our output is gone: keep reading reframe's
+                pass
+
+    def run(self):
+        """reframe's exit status (negative: the signal that ended it)."""
+        self.proc = subprocess.Popen(self.cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     start_new_session=True)
+        copiers = [threading.Thread(target=self._copy, args=pair, daemon=True)
+                   for pair in ((self.proc.stdout, sys.stdout), (self.proc.stderr, sys.stderr))]
+        for thread in copiers:
+            thread.start()
+        while True:
+            try:
+                rc = self.proc.wait(timeout=0.5)
+                break
+            except subprocess.TimeoutExpired:
+                pass
+            if self.deadline is not None:
+                self.under.update(descendants(self.proc.pid))
+                if time.monotonic() > self.deadline:
+                    left = still_running(self.under)
+                    _kill(left)
+                    self.killed += len(left)
+                    try:
+                        os.killpg(self.proc.pid, signal.SIGKILL)
+                    except OSError:
+                        pass
+        if self.signal is not None:
+            self.killed += self._end_what_is_left()
+        for thread in copiers:
+            thread.join(timeout=5)
+        return rc
+
+    def _end_what_is_left(self):
+        """The processes that were under reframe and outlived it, ended: how many had to be killed."""
+        deadline = time.monotonic() + NIGHTLY_ORPHAN_GRACE_S
+        left = still_running(self.under)
+        while left and time.monotonic() < deadline:
+            time.sleep(0.2)
+            left = still_running(left)
+        _kill(left)
+        return len(left)
+
+
+def _claim(out, report_file):
+    """Why the night cannot have ``out`` as its folder, or None: report_file is created there,
+    empty, exclusively (ReFrame writes over it)."""
+    why = writable_folder(report_file)
+    if why:
+        return f"the report file {report_file} cannot be written: {why}"
+    try:
+        os.close(os.open(report_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+    except FileExistsError:
+        return f"{report_file} exists (an earlier night's, or one running now): give a new --out"
+    except OSError as exc:
+        return f"the report file {report_file} cannot be written: {exc.strerror}"
+    return None
+
+
+def _release(out, report_file, made):
+    """Remove the claim where reframe wrote no report, and the folder where this run made it
+    and left it empty."""
+    try:
+        if os.path.getsize(report_file) == 0:
+            os.unlink(report_file)
+        if made and not os.listdir(out):
+            os.rmdir(out)
+    except OSError:
+        pass
+
+
+def _stop_verdict(signum, rc, killed, code):
+    name = signal.Signals(signum).name
+    if rc is None:
+        ended = "reframe had not started"
+    else:
+        ended = "reframe ended " + (f"(killed by {signal.Signals(-rc).name})" if rc < 0 else f"(exit {rc})")
+    left = f"; {killed} process(es) left under it killed" if killed else ""
+    report = "" if code is None else f"; its report's verdict was exit {code}"
+    _say(f"FAIL: stopped by {name}: {ended}{left}{report}")
+    return 128 + signum
+
+
 def main(argv=None):
     args, extra = build_parser().parse_known_args(sys.argv[1:] if argv is None else list(argv))
     if any(a == "--report-file" or a.startswith("--report-file=") for a in extra):
         _say("error: the report file is DIR/report.json (--out DIR), not --report-file")
         return EXIT_BAD_INPUT
+    missing = missing_repository(extra)
+    if missing:
+        _say(f"error: {missing}")
+        return EXIT_BAD_INPUT
     out = args.out or os.path.join("nightly", time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + f"-{os.getpid()}")
+    made = not os.path.exists(out)
     try:
         os.makedirs(out, exist_ok=True)
     except OSError as exc:
         _say(f"error: cannot make {out}: {exc.strerror}")
         return EXIT_BAD_INPUT
     report_file = os.path.join(out, "report.json")
-    why = writable_folder(report_file)
+    why = _claim(out, report_file)
     if why:
-        _say(f"error: the report file {report_file} cannot be written: {why}")
+        _say(f"error: {why}")
         return EXIT_BAD_INPUT
-    if os.path.exists(report_file):
-        _say(f"error: {report_file} exists (an earlier night's): give a new --out")
+    night = ReframeRun(reframe_command(args.mode, report_file, extra))
+    previous = {sig: signal.signal(sig, night.stop) for sig in STOP_SIGNALS}
+    try:
+        return _night(night, out, report_file, made)
+    except _Stopped as stop:
+        if night.proc is None:
+            _release(out, report_file, made)
+        return _stop_verdict(stop.args[0], night.proc and night.proc.returncode, night.killed, None)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _night(night, out, report_file, made):
+    rc = night.run()
+    reported = os.path.exists(report_file) and os.path.getsize(report_file) > 0
+    if not reported:
+        _release(out, report_file, made)
+    if night.signal is not None:
+        code = _report(out, report_file) if reported else None
+        return _stop_verdict(night.signal, rc, night.killed, code)
+    why = f": {night.errors[-1]}" if night.errors else " (killed, crashed, or the folder is full)"
+    if rc == EXIT_BAD_INPUT and not reported:
+        _say(f"FAIL: reframe refused its command line (exit {rc}){why}")
         return EXIT_BAD_INPUT
-    cmd = reframe_command(args.mode, report_file, extra)
-    rc = subprocess.call(cmd)
-    if rc == EXIT_BAD_INPUT and not os.path.exists(report_file):
-        _say(f"FAIL: reframe refused its command line (exit {rc})")
-        return EXIT_BAD_INPUT
-    if not os.path.exists(report_file) or os.path.getsize(report_file) == 0:
+    if not reported:
         if rc == 0:
             _say(f"NOTHING RAN: reframe wrote no report to {report_file} (no test case selected, "
                  "or the report could not be written)")
             return EXIT_REPORT_NOTHING_RAN
-        _say(f"FAIL: reframe ended with exit {rc} and wrote no report to {report_file} "
-             "(killed, crashed, or the folder is full)")
+        _say(f"FAIL: reframe ended with exit {rc} and wrote no report to {report_file}{why}")
         return EXIT_REPORT_FAIL
-    from .report import main as report_main
-    code = report_main([report_file, "-o", os.path.join(out, "report"), "-q", "--paper", "none"])
+    code = _report(out, report_file)
     if code == EXIT_OK and rc != 0:
         _say(f"FAIL: the report passed but reframe ended with exit {rc}")
         return EXIT_REPORT_FAIL
     return code
+
+
+def _report(out, report_file):
+    from .report import main as report_main
+    return report_main([report_file, "-o", os.path.join(out, "report"), "-q", "--paper", "none"])
 
 
 if __name__ == "__main__":

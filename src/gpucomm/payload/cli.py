@@ -76,11 +76,11 @@ _seconds = _number(float, 0, MAX_SECONDS)
 _positive_seconds = _number(float, 0, MAX_SECONDS, strict=True)
 
 
-def build_parser():
+def build_parser(epilog=None):
+    """The payload's parser; ``epilog``: the help's closing text (gpucomm.main: its other commands)."""
     from .ops import REGISTRY as OPS
     p = _Parser(prog="gpucomm", description="GPU-to-GPU communication benchmarks (run under mpirun or srun).",
-                epilog="other commands: gpucomm probe (what this node offers, as JSON), gpucomm report "
-                       "and gpucomm tolerances (ReFrame results; need gpucomm[report])")
+                epilog=epilog, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action="version", version=f"gpucomm {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
@@ -129,10 +129,12 @@ def build_parser():
         s.add_argument("--allow-shared-gpu", action="store_true",
                        help="allow two ranks of a node on one GPU")
         s.add_argument("--validate-every", type=_positive_int, default=None, metavar="N",
-                       help="soak: check the received data after every Nth timed iteration too "
-                            "(outside the timed region; the sample holding it, its last iteration), "
-                            "count the wrong ones in the record's 'wrong' and fail naming the first "
-                            "(exit 4); default: once per size, after the last sample")
+                       help="soak: also check the received data of every timed sample that holds a "
+                            "multiple of N among its iterations (its last iteration, outside the timed "
+                            "region: N <= --batch checks every sample, N a multiple of the batch every "
+                            "Nth iteration), count the wrong samples in the record's 'wrong' and fail "
+                            "naming the first (exit 4); a size with fewer than N iterations is an error; "
+                            "default: once per size, after the last sample")
         s.add_argument("--validate-sizes", default=None, metavar="SIZES",
                        help="the sizes --validate-every applies to, in --sizes' syntax; each must be "
                             "swept (default: every size)")
@@ -180,9 +182,9 @@ def _sustained_arguments(s):
                    help="end the run early once FILE exists (checked every iteration)")
 
 
-def main(argv=None):
+def main(argv=None, epilog=None):
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = build_parser().parse_args(argv)
+    args = build_parser(epilog).parse_args(argv)
     try:
         sizes = parse_sizes(args.sizes)
         validate_sizes = parse_sizes(args.validate_sizes) if args.validate_sizes else None

@@ -22,8 +22,9 @@ from ..errors import CapabilityError, GpucommError, PlausibilityError, Validatio
 from ..metrics import time_stats_us
 from .backend import make_backend
 from .context import Context, locate, make_context
-from .faults import CORRUPT, CORRUPT_EVERY, busy_wait, check_requests, corrupt_every_request, corruption_request
-from .faults import hang_exits, hang_request, slow_node_factor, slow_node_meta, slow_node_request
+from .faults import (CORRUPT, CORRUPT_EVERY, busy_wait, check_fired, check_requests, corrupt_every_request,
+                     corruption_request, hang_exits, hang_request, slow_node_factor, slow_node_meta,
+                     slow_node_request)
 from .meta import nominal_limit, process_age_s, run_meta, timed_loop_fields
 from .methods import get_method
 from .methods.base import Method
@@ -58,7 +59,7 @@ class RunConfig:
     window: Optional[int] = None     # bw: messages per window (None: the operation's default)
     loop: str = LOOP_AUTO            # the MPI methods' timed loop: auto, numba-mpi, mpi4py (fastloop)
     op_args: Optional[dict] = None   # an operation's own options (the aggressor's --duration ...)
-    validate_every: Optional[int] = None  # the soak: check the data after every Nth timed iteration
+    validate_every: Optional[int] = None  # the soak: check the data of every sample holding a multiple of N
     validate_sizes: Optional[List[int]] = None  # ... at these sizes (None: every size)
     quiet: bool = False
     sweep: bool = False              # one of several methods of one launch (set by run())
@@ -187,6 +188,7 @@ def run(cfg):
         if "ok" not in status.values():  # every method skipped: nothing measured, not a pass
             raise collective(CapabilityError(f"none of {cfg.method} can run here: " + "; ".join(
                 f"{name}: {why.split(': ', 1)[1]}" for name, why in status.items())))
+        check_fired(comm, status)
     except GpucommError as exc:
         status.setdefault(name, f"failed: {exc}")
         exc.also = out.done(False, str(exc), status)
@@ -324,7 +326,7 @@ def _measure(run, size, case):
     times, graphed = _timed_samples(run, size, batch, -(-iters // batch))
     worst = op.reduce_times(times) * op.time_scale
     run.dog.where = f"size {size} B, validation"
-    soaked, wrong = run.soak.finish(comm, len(times) * batch) if run.soak else ({}, None)
+    soaked, wrong = run.soak.finish(comm, len(times) * batch, batch) if run.soak else ({}, None)
     if run.corrupt and run.corrupt == (comm.rank, size):
         op.corrupt(size)
     if wrong is None:

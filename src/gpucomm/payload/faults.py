@@ -20,9 +20,11 @@
 * GPUCOMM_TEST_IPC_REFUSED=RANK     opening the peers' IPC handles fails on that rank as the
   driver's refusal would (ipc-copy).
 
-A malformed value is an error, never ignored; the slow pair and the slow node are named in the
-output's header and JSON meta (test_hook; the slow node also where it names none of the run's
-hosts, test_hook_idle), the others in the error they cause.
+A malformed value is an error, never ignored, and so is a hook that cannot fire in the run
+(check_requests before it, check_fired and payload.soak after it); the slow pair and the slow
+node are named in the output's header and JSON meta (test_hook; the slow node also where it
+names none of the run's hosts, test_hook_idle: one job of a distributed session is meant), the
+others in the error they cause.
 """
 
 import os
@@ -73,6 +75,29 @@ def hang_request():
 
 def hang_exits():
     return bool(os.environ.get(HANG_EXIT))
+
+
+#: the method-bound hooks (TEST_HOOK_SCOPE) this rank has fired (fire)
+_FIRED = set()
+
+
+def fire(hook):
+    """Note that ``hook`` took effect on this rank (check_fired reads it)."""
+    _FIRED.add(hook)
+
+
+def check_fired(comm, status):
+    """Collective, after every method ran or was skipped (``status``: method -> "ok" or
+    "skipped: why"): a hook bound to methods (TEST_HOOK_SCOPE) that took effect on no rank is
+    an error naming why, e.g. GPUCOMM_TEST_IPC_REFUSED in a sweep whose ipc-copy was skipped."""
+    fired = set().union(*comm.allgather(sorted(_FIRED)))
+    for hook, (where_methods, _) in TEST_HOOK_SCOPE.items():
+        value = os.environ.get(hook)
+        if not value or not where_methods or hook in fired:
+            continue
+        why = "; ".join(f"{m}: {status[m]}" for m in where_methods if m in status) or "none of them ran"
+        raise collective(GpucommError(f"{hook}={value} did not fire: it needs --method "
+                                      f"{', '.join(where_methods)} ({why})"))
 
 
 def slow_pair_request():
@@ -186,6 +211,9 @@ def check_requests(nranks, sizes, methods, op):
                                               f"(--sizes: {', '.join(map(str, sizes))})"))
     corrupt_every_request()
     slow_node_request()
+    if hang_exits() and hang_request() is None:
+        raise collective(GpucommError(f"{HANG_EXIT}={os.environ[HANG_EXIT]} needs {HANG}=RANK:SIZE "
+                                      "(which rank exits, at which size)"))
     slow = slow_pair_request()
     if slow is not None and max(slow[:2]) >= nranks:
         raise collective(GpucommError(f"{SLOW_PAIR}: ranks {slow[0]} and {slow[1]} do not both "

@@ -1,26 +1,33 @@
 """The soak (``--validate-every N``): the received data checked between timed samples, so that
 intermittent corruption, which one check per size after the last sample misses, is counted.
 
-At every size (or those of --validate-sizes), after every timed sample that holds a multiple of N among its iterations (counted from 1), the
-operation's ``validate`` reads what the sample's last iteration received (that iteration is
-the one named; with N a multiple of the batch it is exactly every Nth iteration), then the
-next sample re-arms the buffers with ``prepare`` (send pattern, poisoned receive buffer), so
-that each check sees only the data of its own sample.  All of it happens between the timer's
-stop and the next sample's barrier: the timed region is the one without the soak.
+At every size (or those of --validate-sizes), after every timed sample that holds a multiple of
+N among its iterations (counted from 1), the operation's ``validate`` reads what the sample's
+last iteration received (that iteration is the one named).  A check is one sample's: with N at
+most the batch every sample is checked once (``--validate-every 1``: every sample); with N a
+multiple of the batch it is exactly every Nth iteration.  The next sample re-arms the buffers
+with ``prepare`` (send pattern, poisoned receive buffer), so that each check sees only the data
+of its own sample.  All of it happens between the timer's stop and the next sample's barrier:
+the timed region is the one without the soak.
 
-The record of each size gets ``validate_every``, ``checked`` (iterations checked) and
-``wrong`` (iterations whose data was wrong on any rank: nccl-tests' ``#wrong`` column counts
-wrong elements, this counts wrong iterations); a wrong one fails the run after its record is
-written, naming the rank, the size and the iteration (ValidationError, exit 4).
+The record of each size gets ``validate_every``, ``checked`` (samples checked) and ``wrong``
+(checked samples whose data was wrong on any rank: nccl-tests' ``#wrong`` column counts wrong
+elements, this counts wrong samples); a wrong one fails the run after its record is written,
+naming the rank, the size and the iteration (ValidationError, exit 4).  A size whose timed
+iterations hold no multiple of N (``--iters 10 --validate-every 1000``) checked nothing: an
+error (exit 2), never a pass.
 
 GPUCOMM_TEST_CORRUPT_EVERY=K (payload.faults) makes GPUCOMM_TEST_CORRUPT's damage intermittent:
-after every sample holding a multiple of K, before that sample's check.
+after every sample holding a multiple of K, before that sample's check (with K at most the
+batch: every sample).  A size of the hook whose iterations hold no multiple of K is an error:
+the hook could not fire.
 """
 
 import time
 
+from ..constants import TEST_CORRUPT_EVERY as CORRUPT_EVERY
 from ..contract import CHECKED, VALIDATE_EVERY, WRONG
-from ..errors import ValidationError, collective
+from ..errors import GpucommError, ValidationError, collective
 
 
 def holds_multiple(sample, batch, every):
@@ -63,13 +70,24 @@ class Soak:
             self.rearm = True
         return time.perf_counter() - t0
 
-    def finish(self, comm, iterations):
-        """Collective, after a size's timed samples: (the record's soak fields, the error to
-        raise once the record is written, or None).  The error names the earliest wrong
-        iteration (the lowest rank where several ranks had it)."""
+    def finish(self, comm, iterations, batch):
+        """Collective, after a size's timed samples (``iterations`` of them, ``batch`` per
+        sample): (the record's soak fields, the error to raise once the record is written, or
+        None).  The error names the earliest wrong iteration (the lowest rank where several
+        ranks had it), or the soak or hook that could not act on this size's iterations (every
+        rank has the same samples: the budget's word is collective)."""
         self.rearm = False
+        hooked = self.corrupt is not None and self.corrupt_every is not None and self.corrupt[1] == self.size
+        if hooked and iterations < self.corrupt_every:
+            return {}, collective(GpucommError(
+                f"{CORRUPT_EVERY}={self.corrupt_every} did not fire: size {self.size} B had "
+                f"{iterations} timed iterations, no multiple of {self.corrupt_every}"))
         if not self.every:
             return {}, None
+        if iterations < self.every:
+            return {}, collective(GpucommError(
+                f"--validate-every {self.every}: size {self.size} B had {iterations} timed "
+                f"iterations, no multiple of {self.every}: nothing was checked (give N <= {iterations})"))
         everyone = comm.allgather(self.wrong)
         wrong_iters = {it for ranks in everyone for it, _ in ranks}
         fields = {VALIDATE_EVERY: self.every, CHECKED: self.checked, WRONG: len(wrong_iters)}
@@ -78,4 +96,5 @@ class Soak:
         it, _, message = min((ranks[0][0], r, ranks[0][1]) for r, ranks in enumerate(everyone) if ranks)
         return fields, collective(ValidationError(
             f"{message} in timed iteration {it} of {iterations}: {len(wrong_iters)} of "
-            f"{self.checked} checked iterations wrong (--validate-every {self.every})"))
+            f"{self.checked} checked samples wrong (--validate-every {self.every}: the last "
+            f"iteration of each sample of {batch} that holds a multiple of {self.every})"))

@@ -28,8 +28,8 @@ from reframe.core.builtins import run_after, run_before, sanity_function, variab
 from reframe.core.exceptions import ReframeError
 
 from ..constants import (ANY_PLACEMENT, BW, CCL, COLLECTIVES, HOST, LOOP_AUTO, LOOP_CHOICES,
-                         METHOD_REQUIREMENTS, MULTI_PINGPONG, PAPER_REFERENCES, PLACEMENTS,
-                         Extras)
+                         METHOD_REQUIREMENTS, MULTI_PINGPONG, PAPER_REFERENCES, PAYLOAD_TIMEOUT_CEILING_S,
+                         PLACEMENTS, Extras)
 from ..contract import PERF_POINTS, RESULTS_FILE
 from ..errors import GpucommError
 from ..sizes import parse_sizes
@@ -139,11 +139,16 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode, RunLock, W
     batch = variable(setvars.integer("batch"), value=0)
     #: timed seconds per size: fewer iterations where one is slow (0: no budget)
     budget = variable(setvars.real("budget"), value=0.0)
-    #: the soak, the payload's --validate-every: the data checked after every Nth timed
-    #: iteration too, a wrong one fails the check (0: once per size, after the last sample)
+    #: the soak, the payload's --validate-every N: the data of every timed sample that holds a
+    #: multiple of N among its iterations checked too, a wrong one fails the check (0: once per
+    #: size, after the last sample)
     validate_every = variable(setvars.integer("validate_every"), value=0)
-    #: the sizes the soak applies to ('': every size), those the check sweeps
+    #: the sizes the soak applies to ('': every size), those the check sweeps; a check that
+    #: sweeps none of them fails in setup unless soak_where_swept
     validate_sizes = variable(str, value="")
+    #: a mode's soak (one validate_sizes for checks of every sweep): a check that sweeps none of
+    #: validate_sizes runs without the soak instead of failing
+    soak_where_swept = variable(setvars.boolean("soak_where_swept"), value=False)
     #: the timed loop as a CUDA/HIP graph where the method allows it: auto, on, off
     graph = variable(str, value="auto")
     #: bw: messages per window, the payload's --window (0: the payload's default, 64 as osu_bw)
@@ -265,9 +270,12 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode, RunLock, W
         if self.graph not in ("auto", "on", "off"):
             raise ReframeError(f"-S graph={self.graph}: choose auto, on or off")
         try:
-            soak_sizes(self.validate_sizes, self.sizes)
+            soaked = soak_sizes(self.validate_sizes, self.sizes)
         except GpucommError as exc:
             raise ReframeError(f"-S validate_sizes={self.validate_sizes}: {exc}") from None
+        if self.validate_every > 0 and not soaked and not self.soak_where_swept:
+            raise ReframeError(f"-S validate_sizes={self.validate_sizes}: this check sweeps none of them "
+                               f"(sizes={self.sizes}): the soak asked for would check nothing")
         if self.loop not in LOOP_CHOICES:
             raise ReframeError(f"-S loop={self.loop}: choose {', '.join(LOOP_CHOICES)}")
         self.check_service_level()
@@ -347,9 +355,11 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode, RunLock, W
         if self.loop != LOOP_AUTO:
             opts += ["--loop", self.loop]
         opts += soak_options(self.validate_every, self.validate_sizes, self.sizes)
-        limit_s = self.time_limit
-        if limit_s:  # the payload's watchdog ends a hang before the scheduler does, saying where
-            opts += ["--timeout", f"{max(30.0, 0.9 * float(limit_s) - 15):g}"]
+        # the payload's watchdog ends a hang before the scheduler does, saying where; without a
+        # time limit, at the ceiling
+        limit_s = float(self.time_limit or 0)
+        timeout_s = max(30.0, 0.9 * limit_s - 15) if limit_s > 0 else PAYLOAD_TIMEOUT_CEILING_S
+        opts += ["--timeout", f"{timeout_s:g}"]
         if self.emulated:
             opts += ["--ranks-per-node", str(self.ranks_per_emulated_node)]
         limit = self.bandwidth_limit()

@@ -9,6 +9,8 @@ covers the other runs: before the first of its tests is set up, a ReFrame proces
 exclusive ``flock`` on ``<stage prefix>/.gpucomm-run.lock`` (held until the process ends, so that a
 killed run frees it too).  Where another live process holds it, every gpucomm test of the second
 run fails at setup with the holder's pid and the way out, and nothing of the first run is touched.
+A stage or output prefix with white space in it fails every test at setup too, naming it:
+ReFrame's local job launch splits the job script's path there ("No such file or directory").
 """
 
 import fcntl
@@ -59,6 +61,11 @@ class RunLock(RegressionTestPlugin):
 
     @run_before("setup")
     def claim_stage_prefix(self):
-        refused = claim(rt.runtime().stage_prefix)
+        runtime = rt.runtime()
+        for what, prefix in (("stage", runtime.stage_prefix), ("output", runtime.output_prefix)):
+            if any(c.isspace() for c in prefix):
+                raise ReframeError(f"the {what} directory {prefix!r} has white space in it, which ReFrame's "
+                                   "job launch splits: give a --prefix without spaces")
+        refused = claim(runtime.stage_prefix)
         if refused:
             raise ReframeError(refused)

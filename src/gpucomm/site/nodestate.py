@@ -496,6 +496,9 @@ def run(args, environ=os.environ):
                 raise ValueError("not a JSON object")
         except (OSError, ValueError) as exc:
             return {"ok": False, "error": f"--expect {args.expect}: {exc}"}, EXIT_BAD_INPUT
+        if expected.get("vendor", "auto") not in ("auto",) + tuple(VENDORS):
+            return {"ok": False, "error": f"--expect {args.expect}: vendor {expected['vendor']!r}: "
+                                          f"choose {', '.join(VENDORS)}"}, EXIT_BAD_INPUT
     vendor = args.vendor if args.vendor != "auto" else expected.get("vendor", "auto")
     record = {"node_class": expected.get("name"), "expected": expected or None}
     try:
@@ -511,6 +514,19 @@ def run(args, environ=os.environ):
     return record, (EXIT_HARDWARE if problems else EXIT_OK)
 
 
+def _unwritable(path):
+    """Why ``path`` cannot be written (it is opened for appending and left as it was), or None."""
+    existed = os.path.exists(path)
+    try:
+        with open(path, "a"):
+            pass
+    except OSError as exc:
+        return exc.strerror
+    if not existed:
+        os.unlink(path)
+    return None
+
+
 def main(argv=None, environ=os.environ):
     parser = argparse.ArgumentParser(prog="python -m gpucomm.site.nodestate", description=__doc__.split("\n")[0])
     parser.add_argument("--expect", default="", help="the node class's expected values (JSON; config/nodeclasses.py)")
@@ -519,13 +535,21 @@ def main(argv=None, environ=os.environ):
     parser.add_argument("--json", default="", help="also write the record to this file")
     parser.add_argument("--sysfs", default="/sys", help=argparse.SUPPRESS)  # the tests' stand-in tree
     args = parser.parse_args(argv)
+    unwritable = args.json and _unwritable(args.json)
+    if unwritable:
+        print(f"{ERROR_PREFIX} nodestate: --json {args.json}: cannot write it ({unwritable})", file=sys.stderr)
+        return EXIT_BAD_INPUT
     record, code = run(args, environ)
     for line in human_lines(record):
         print(line)
     print(f"{NODESTATE_TAG} {json.dumps(record, sort_keys=True)}", flush=True)
     if args.json:
-        with open(args.json, "w") as fp:
-            json.dump(record, fp, indent=1, sort_keys=True)
+        try:
+            with open(args.json, "w") as fp:
+                json.dump(record, fp, indent=1, sort_keys=True)
+        except OSError as exc:
+            print(f"{ERROR_PREFIX} nodestate: --json {args.json}: cannot write it ({exc.strerror})", file=sys.stderr)
+            return EXIT_BAD_INPUT
     reason = record.get("skip") or record.get("error")
     if reason or record.get("problems"):
         print(f"{ERROR_PREFIX} nodestate: {reason or '; '.join(record['problems'])}", file=sys.stderr, flush=True)

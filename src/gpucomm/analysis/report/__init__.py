@@ -21,7 +21,9 @@ Writes into the output folder: ``index.html`` (self-contained: PNGs and CSVs emb
 ``sweeps.csv``, ``nightly.csv``, ``vs_paper.csv``, ``vs_native.csv``, ``inputs.csv`` and
 ``health.txt`` (also printed, fit for a cron mail).  The folder must be new, empty, or one this
 command wrote before (it leaves a ``.gpucomm-report`` file there): a user's own files are never
-overwritten.
+overwritten.  One report at a time writes into a folder (it holds a lock on that file): a second
+one given the same folder meanwhile refuses in one line; a folder it made and wrote nothing into
+(bad input found late) is removed.
 
 Exit status (gpucomm.constants): 0 ReFrame passed this run; 6 ReFrame failed a test case;
 7 nothing ran (no test case selected, or every one skipped); 8 this run was a --dry-run (nothing
@@ -30,6 +32,7 @@ measured); 9 no ReFrame verdict among the inputs (results files only: plots, no 
 """
 
 import argparse
+import fcntl
 import os
 import sys
 
@@ -130,6 +133,9 @@ def main(argv=None):
         return EXIT_BAD_INPUT
     mapping = [tuple(item.rpartition("=")[::2]) for item in args.paper_system]
     refused = output_refused(args.output)
+    lock, made = None, not os.path.lexists(args.output)
+    if not refused:
+        lock, refused = claim_output(args.output)
     if refused:
         print(f"gpucomm report: error: -o {args.output}: {refused}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -141,6 +147,39 @@ def main(argv=None):
         print(f"gpucomm report: internal error: {type(exc).__name__}: {exc} (--debug shows the traceback)",
               file=sys.stderr)
         return EXIT_INTERNAL
+    finally:
+        release_output(args.output, lock, made)
+
+
+def claim_output(out):
+    """(the open marker file holding this report's lock on ``out``, None), or (None, why another
+    report holds it): the folder is made and marked (OUTPUT_MARKER) now, locked until
+    release_output."""
+    try:
+        os.makedirs(out, exist_ok=True)
+        lock = open(os.path.join(out, OUTPUT_MARKER), "a")
+    except OSError as exc:
+        return None, f"cannot write there ({exc.strerror})"
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        lock.close()
+        return None, "another gpucomm report is writing into it now: wait for it, or give another folder"
+    return lock, None
+
+
+def release_output(out, lock, made):
+    """Drop the lock; remove the folder where this report made it and wrote nothing but its marker."""
+    if lock is None:
+        return
+    try:
+        if made and os.listdir(out) == [OUTPUT_MARKER]:
+            os.unlink(os.path.join(out, OUTPUT_MARKER))
+            os.rmdir(out)
+    except OSError:
+        pass
+    finally:
+        lock.close()
 
 
 def run(args, latency_max, heatmap_size, tolerances, mapping):
@@ -183,9 +222,7 @@ def run(args, latency_max, heatmap_size, tolerances, mapping):
               " (expected ReFrame reports, stored sessions, perflogs or gpucomm_results.json files)", file=sys.stderr)
         return EXIT_BAD_INPUT
 
-    out = args.output
-    os.makedirs(out, exist_ok=True)
-    open(os.path.join(out, OUTPUT_MARKER), "w").close()
+    out = args.output  # made and marked by claim_output
     cur = tables.current_sweeps(sweeps)
     nightly = tables.compare(perf, cases, tolerances, args.window)
     status, _ = tables.verdict(cases, sessions)

@@ -26,10 +26,10 @@ import os
 
 import numpy as np
 
-from ...constants import ALLREDUCE, ALLTOALL, BW, IPC_COPY, MULTI_PINGPONG, PAIR_MATRIX, PINGPONG
+from ...constants import ALLREDUCE, ALLTOALL, BW, IPC_COPY, MULTI_PINGPONG, PAIR_MATRIX, PINGPONG, TEST_IPC_REFUSED
 from ...errors import CapabilityError, GpucommError
 from ..streamsync import StreamFlags
-from ..faults import ipc_refused
+from ..faults import fire, ipc_refused
 from .base import Method
 
 
@@ -89,6 +89,7 @@ class IpcCopyMethod(Method):
             for peer in peers:
                 try:
                     if refused:
+                        fire(TEST_IPC_REFUSED)
                         raise RuntimeError("cudaErrorInvalidDevice: invalid device ordinal "
                                            "(GPUCOMM_TEST_IPC_REFUSED)")
                     for table, handle in zip((self.peer_send, self.peer_recv), handles[peer][:2]):

@@ -156,7 +156,7 @@ def test_readme_site_example_runs_as_written(tmp_path):
             module = "gpucomm.site.nodestate" if case["name"].split()[0] in NODESTATE_CHECKS else "gpucomm"
             assert "#SBATCH --account=g123" in script and f"{python} -m {module} " in script
     assert {c["display_name"].split()[0] for c in health} == {"HealthCheck", "PairMatrixCheck",
-                                                               *NODESTATE_CHECKS}
+                                                               "DataPathsCheck", *NODESTATE_CHECKS}
     assert not warnings(run.stdout, "SBATCH_ACCOUNT")
     assert len(warnings(run.stdout, "GPUCOMM_PYTHON")) == 1  # the first dry run's, once
 

@@ -479,7 +479,7 @@ def test_health_mode_launches_per_method(tmp_path_factory):
     merged the methods that did not conflict into one launch: NCCL_*/FI_CXI_*/NVSHMEM_* for the
     MPI methods, no GPU binding, nvshmem inside the ping-pong sweep."""
     cases = {c["display_name"].split(" /")[0]: c for c in mode_cases(tmp_path_factory, "alps", "health")}
-    assert sorted(cases) == ["HealthCheck %operation=allreduce", "HealthCheck %operation=alltoall",
+    assert sorted(cases) == ["DataPathsCheck", "HealthCheck %operation=allreduce", "HealthCheck %operation=alltoall",
                              "HealthCheck %operation=pingpong", "NodeStateCheck", "PairMatrixCheck %method=ccl",
                              "PairMatrixCheck %method=gpu-aware-mpi", "PairMatrixCheck %method=host",
                              "PairMatrixCheck %method=ipc-copy"]  # nvshmem's pair matrix: acceptance

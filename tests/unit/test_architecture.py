@@ -75,3 +75,16 @@ def test_checks_import_the_rfm_library_from_its_face():
                 past += [f"{path.relative_to(REPO)}:{node.lineno} {a.name} not exported"
                          for a in node.names if a.name not in gpucomm.rfm.__all__]
     assert not past, "\n".join(past)
+
+
+def test_fixtures_once():
+    """tests/data holds only what bench/results does not: a committed result is read where it
+    is committed (its MANIFEST beside it), never copied byte for byte into tests/data."""
+    import hashlib
+
+    def digests(root):
+        return {hashlib.sha256(p.read_bytes()).hexdigest(): p for p in sorted(root.rglob("*")) if p.is_file()}
+    committed = digests(REPO / "bench" / "results")
+    copies = [f"{p.relative_to(REPO)} = {committed[h].relative_to(REPO)}"
+              for h, p in digests(REPO / "tests" / "data").items() if h in committed]
+    assert not copies, "byte-identical copies of committed results:\n" + "\n".join(copies)

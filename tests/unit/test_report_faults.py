@@ -13,7 +13,7 @@ from gpucomm import constants
 from gpucomm.analysis.report import OUTPUT_MARKER, main
 
 REPO = Path(__file__).resolve().parents[2]
-PASSING = REPO / "tests" / "data" / "h200x2-results" / "13-health-validation" / "report-health-1.json"
+PASSING = REPO / "bench" / "results" / "2026-11-30-nvidia-h200-x2" / "13-health-validation" / "reports" / "report-health-1.json"
 
 
 def passing():

@@ -12,11 +12,11 @@ from gpucomm import constants
 from gpucomm.analysis.report import build_parser, main
 
 REPO = Path(__file__).resolve().parents[2]
-RESULTS = REPO / "tests" / "data" / "h200x2-results"
+RESULTS = REPO / "bench" / "results" / "2026-11-30-nvidia-h200-x2"  # the reference node's runs
 #: the health-mode sessions of the reference node, in the order they ran
-HEALTH = [RESULTS / study / f"report-health-{i}.json" for study in ("12-health", "13-health-validation")
+HEALTH = [RESULTS / study / "reports" / f"report-health-{i}.json" for study in ("12-health", "13-health-validation")
           for i in range(1, 11)]
-SUITE = REPO / "tests" / "data" / "report" / "h200x2-2026-11-30-suite" / "report.json"
+SUITE = RESULTS / "02-suite" / "report.json"
 
 
 def load(path):

@@ -9,7 +9,7 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[2]
 #: copies of bench/results/2026-11-30-nvidia-h200-x2/{10-health,12-health,13-health-validation}/reports
-RESULTS = REPO / "tests" / "data" / "h200x2-results"
+RESULTS = REPO / "bench" / "results" / "2026-11-30-nvidia-h200-x2"
 FRESH = "(pingpong ipc-copy_|%method=ipc-copy )"
 
 
@@ -19,7 +19,7 @@ def _tolerances():
 
 
 def reports(folder):
-    return sorted(str(p) for p in (RESULTS / folder).glob("report-health-*.json"))
+    return sorted(str(p) for p in (RESULTS / folder / "reports").glob("report-health-*.json"))
 
 
 @pytest.fixture(scope="module")

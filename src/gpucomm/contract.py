@@ -9,6 +9,9 @@ line on stderr.  Perf variables are named after *points* of a sweep: a size and 
 
 import json
 import re
+from dataclasses import dataclass
+
+from .constants import BW, LOOP_AUTO, LOOP_CHOICES, LOOP_ENV, METHODS
 
 RESULT_TAG = "GPUCOMM-RESULT"
 DONE_TAG = "GPUCOMM-DONE"
@@ -195,3 +198,101 @@ def process_alive(token):
         return True
     now = _start_time(int(pid))
     return now is not None and (not start or now == start)
+
+
+@dataclass(frozen=True)
+class PayloadOption:
+    """One option of every payload operation's command line (``python -m gpucomm OP``): one row
+    of PAYLOAD_OPTIONS generates the payload's argparse option (payload.cli) and, where it has a
+    ``variable``, the checks' ``-S`` variable and its part of the command line
+    (rfm.GpucommCheck.command)."""
+    flag: str
+    help: str
+    #: the argparse type (payload.cli's number types): count (>= 1), count0 (>= 0), seconds
+    #: (>= 0), seconds+ (> 0), GBps (>= 0), methods; None: the text itself
+    kind: str | None = None
+    default: object = None
+    choices: tuple | None = None
+    metavar: str | None = None
+    #: argparse's dest where it is not the flag's ("json_path" for --json)
+    dest: str | None = None
+    #: "store_true" for a switch
+    action: str | None = None
+    required: bool = False
+    #: the checks' variable that sets it: its name, its type (integer, real, text: rfm.setvars)
+    #: and the value meaning "the payload's default" (the option is then left out)
+    variable: str | None = None
+    var_type: str | None = None
+    unset: object = None
+    #: the operations that take it (None: every one)
+    ops: tuple | None = None
+    #: the check writes it itself (the soak's pair, rfm.base.soak_options), not from its variable alone
+    custom: bool = False
+
+    @property
+    def name(self):
+        """argparse's dest."""
+        return self.dest or self.flag[2:].replace("-", "_")
+
+    def command_line(self, value, op):
+        """This option's part of a check's payload command line for the variable's ``value``
+        ([] where it is unset, or not an option of ``op``)."""
+        if self.custom or value == self.unset or (self.ops is not None and op not in self.ops):
+            return []
+        return [self.flag, f"{value:g}" if self.var_type == "real" else str(value)]
+
+
+#: every payload operation's common options, in the order of its --help and of a check's
+#: command line; the operations' own (the aggressor's, the pair matrix's --pairs) are
+#: payload.cli's
+PAYLOAD_OPTIONS = (
+    PayloadOption("--method", f"one of: {', '.join(METHODS)}; several (comma-separated, or 'all') run in "
+                  "turn in one launch, each skipped with its reason where this machine cannot do it",
+                  kind="methods", required=True, metavar="METHOD[,METHOD...]"),
+    PayloadOption("--sizes", "message sizes: SIZE or MIN:MAX[:FACTOR], comma-separated; binary units K, M, G "
+                  "(default 1:1G)", default="1:1G"),
+    PayloadOption("--iters", "timed iterations per size (default: 1000 up to 64 KiB, 200 up to 1 MiB, "
+                  "50 up to 64 MiB, 20 above)", kind="count", variable="iters", var_type="integer", unset=0),
+    PayloadOption("--warmup", "untimed iterations per size (default: a tenth of --iters, at least 2)",
+                  kind="count0", variable="warmup", var_type="integer", unset=-1),
+    PayloadOption("--batch", "iterations per timed sample, run back to back between two barriers "
+                  "(default: 20 up to 64 KiB, 4 up to 1 MiB, 5 above; at least 10 samples)",
+                  kind="count", metavar="N", variable="batch", var_type="integer", unset=0),
+    PayloadOption("--budget", "timed seconds per size: fewer iterations than --iters where one is slow "
+                  "(estimated from the last warm-up iteration; at least 10)",
+                  kind="seconds+", metavar="SECONDS", variable="budget", var_type="real", unset=0.0),
+    PayloadOption("--graph", "capture each sample's iterations into a CUDA/HIP graph and time its launch "
+                  "(ccl only); auto: where the method allows it, else the plain loop",
+                  choices=("auto", "on", "off"), default="auto", variable="graph", var_type="text", unset="auto"),
+    PayloadOption("--window", "messages sent back to back before the receiver's acknowledgement "
+                  "(osu_bw's -W; default 64)", kind="count", metavar="W", variable="window",
+                  var_type="integer", unset=0, ops=(BW,)),
+    PayloadOption("--loop", "the MPI methods' timed loop (ping-pong, multi-pingpong, bw): numba-mpi "
+                  "compiles it (pip install gpucomm[fast]), mpi4py runs it from Python; auto: numba-mpi where "
+                  "it loads, else mpi4py, the record saying why (default: "
+                  f"${LOOP_ENV}, else auto)", choices=LOOP_CHOICES, variable="loop", var_type="text",
+                  unset=LOOP_AUTO),
+    PayloadOption("--backend", "array backend (auto: numpy for host, cupy for the GPU methods)",
+                  choices=("auto", "numpy", "cupy"), default="auto"),
+    PayloadOption("--json", "write all records to FILE", metavar="FILE", dest="json_path"),
+    PayloadOption("--max-bandwidth", "nominal link limit in GB/s; a faster result is an error (default: "
+                  "detect; 0: off)", kind="GBps", metavar="GBPS"),
+    PayloadOption("--timer", "per-iteration timer: host clock after synchronisation, or device events (ccl, "
+                  "and ipc-copy's point-to-point with stream flags); auto: device where the method allows it, "
+                  "host otherwise", choices=("auto", "host", "device"), default="auto"),
+    PayloadOption("--ranks-per-node", "treat consecutive groups of K ranks as nodes (a multi-node run "
+                  "emulated on one machine); default: the MPI shared-memory domains", kind="count", metavar="K"),
+    PayloadOption("--timeout", "end the run (every rank, exit 124) if it lasts longer; 0 or unset: no limit",
+                  kind="seconds", metavar="SECONDS"),
+    PayloadOption("--allow-shared-gpu", "allow two ranks of a node on one GPU", action="store_true"),
+    PayloadOption("--validate-every", "soak: check the received data after every Nth timed iteration too "
+                  "(outside the timed region; the sample holding it, its last iteration), count the wrong ones "
+                  "in the record's 'wrong' and fail naming the first (exit 4); default: once per size, after "
+                  "the last sample", kind="count", metavar="N", variable="validate_every", var_type="integer",
+                  unset=0, custom=True),
+    PayloadOption("--validate-sizes", "the sizes --validate-every applies to, in --sizes' syntax; each must be "
+                  "swept (default: every size)", metavar="SIZES", variable="validate_sizes", var_type="text",
+                  unset="", custom=True),
+    PayloadOption("--quiet", "no human table, JSON records only", action="store_true"),
+    PayloadOption("--debug", "show tracebacks of internal errors", action="store_true"),
+)

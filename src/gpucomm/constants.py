@@ -7,6 +7,7 @@ are each one declaration (METHOD_DECLS, OPERATION_DECLS) that every layer reads.
 
 from dataclasses import dataclass
 
+
 @dataclass(frozen=True)
 class MethodDecl:
     """One method, declared once (as nccl-tests' ``struct testColl``): every layer reads its

@@ -7,11 +7,17 @@ line on stderr.  Perf variables are named after *points* of a sweep: a size and 
 (``latency`` = the median time in us).
 """
 
+from __future__ import annotations
+
 import json
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from .constants import BW, LOOP_AUTO, LOOP_CHOICES, LOOP_ENV, METHODS
+
+#: a payload record (one GPUCOMM-RESULT line) or summary (the GPUCOMM-DONE line), as JSON gives it
+Record = dict[str, Any]
 
 RESULT_TAG = "GPUCOMM-RESULT"
 DONE_TAG = "GPUCOMM-DONE"
@@ -54,7 +60,7 @@ class DamagedOutput(json.JSONDecodeError):
 DAMAGED_EXCERPT = 80
 
 
-def _tagged(number, line):
+def _tagged(number: int, line: str) -> tuple[str, Record] | None:
     """(tag, its JSON) of a RESULT_TAG or DONE_TAG line, else None; DamagedOutput where the JSON
     does not parse."""
     for tag in (RESULT_TAG, DONE_TAG):
@@ -69,11 +75,12 @@ def _tagged(number, line):
     return None
 
 
-def split_launches(text):
+def split_launches(text: str) -> list[tuple[list[Record], Record | None]]:
     """[(records, summary)] of each payload launch in a job's stdout, in order: a launch ends
     with its DONE_TAG line; a last one without it (records, or nothing at all) has summary
     None.  Terminal control sequences are dropped first; a damaged line is DamagedOutput."""
-    out, records = [], []
+    out: list[tuple[list[Record], Record | None]] = []
+    records: list[Record] = []
     for number, line in enumerate(_ANSI.sub("", text).splitlines(), 1):
         item = _tagged(number, line)
         if item is None:
@@ -88,7 +95,7 @@ def split_launches(text):
     return out
 
 
-def parse_output(text):
+def parse_output(text: str) -> tuple[list[Record], Record | None]:
     """What a run printed, read back: its records (the RESULT_TAG lines, in order) and its
     summary (the last DONE_TAG line, None if it did not finish).  Terminal control sequences
     are dropped first; a damaged line is DamagedOutput."""
@@ -97,28 +104,28 @@ def parse_output(text):
     return [rec for records, _ in runs for rec in records], (summaries[-1] if summaries else None)
 
 
-def result_line(record):
+def result_line(record: Record) -> str:
     return f"{RESULT_TAG} {json.dumps(record, sort_keys=True)}"
 
 
-def done_line(summary):
+def done_line(summary: Record) -> str:
     return f"{DONE_TAG} {json.dumps(summary, sort_keys=True)}"
 
 
-def record_value(rec, key):
+def record_value(rec: Record, key: str) -> Any:
     """One number of a record: LATENCY (the median time, us) or a record field."""
     return rec["time_us"]["median"] if key == LATENCY else rec[key]
 
 
-def by_size(records):
+def by_size(records: list[Record]) -> dict[int, Record]:
     return {rec["size"]: rec for rec in records}
 
 
-def by_method_size(records):
+def by_method_size(records: list[Record]) -> dict[tuple[str, int], Record]:
     return {(rec["method"], rec["size"]): rec for rec in records}
 
 
-def first_error(stderr_text):
+def first_error(stderr_text: str) -> str:
     """The payload's own reason from its stderr (the first ERROR_PREFIX line), or ''."""
     for line in stderr_text.splitlines():
         if ERROR_PREFIX in line:
@@ -159,14 +166,14 @@ HEALTH_PERF_POINTS = {k: PERF_POINTS[k] for k in ("latency_8B", "goodput_1MiB", 
 _NCCL_CHANNEL = re.compile(r"Channel (\d+)/\d+ : (\d+)\[[^\]]*\] -> (\d+)\[[^\]]*\](?: \[(\w+)\])? via (\S+)")
 
 
-def nccl_channels(text):
+def nccl_channels(text: str) -> list[dict[str, Any]]:
     """Every channel connection an NCCL/RCCL debug log (NCCL_DEBUG=INFO) reports, in order:
     dicts of channel, src, dst, direction ('send', 'receive' or ''), transport."""
     return [{"channel": int(m[1]), "src": int(m[2]), "dst": int(m[3]), "direction": m[4] or "",
              "transport": m[5]} for m in _NCCL_CHANNEL.finditer(text)]
 
 
-def read_run(text):
+def read_run(text: str) -> tuple[dict[int, Record], Record | None]:
     """({size: record}, summary) of a run's output."""
     records, summary = parse_output(text)
     return by_size(records), summary
@@ -174,7 +181,7 @@ def read_run(text):
 
 # -- a process by pid and start time (a pid alone may be another process's by then) ---------
 
-def _start_time(pid):
+def _start_time(pid: int) -> str | None:
     """The start time of process ``pid`` (clock ticks since boot, /proc/PID/stat field 22), or
     None where it does not run (gone, or a zombie: killed, not yet reaped by its parent)."""
     try:
@@ -185,12 +192,12 @@ def _start_time(pid):
     return None if len(fields) < 20 or fields[0] in ("Z", "X") else fields[19]
 
 
-def process_token(pid):
+def process_token(pid: int) -> str:
     """"PID:START" of a running process (what WATCH_PID_ENV holds)."""
     return f"{pid}:{_start_time(pid) or ''}"
 
 
-def process_alive(token):
+def process_alive(token: object) -> bool:
     """Whether the process of ``token`` (process_token) still runs; True for a token that says
     nothing (no pid): no process to outlive."""
     pid, _, start = str(token).partition(":")
@@ -212,7 +219,7 @@ class PayloadOption:
     #: (>= 0), seconds+ (> 0), GBps (>= 0), methods; None: the text itself
     kind: str | None = None
     default: object = None
-    choices: tuple | None = None
+    choices: tuple[str, ...] | None = None
     metavar: str | None = None
     #: argparse's dest where it is not the flag's ("json_path" for --json)
     dest: str | None = None
@@ -225,16 +232,16 @@ class PayloadOption:
     var_type: str | None = None
     unset: object = None
     #: the operations that take it (None: every one)
-    ops: tuple | None = None
+    ops: tuple[str, ...] | None = None
     #: the check writes it itself (the soak's pair, rfm.base.soak_options), not from its variable alone
     custom: bool = False
 
     @property
-    def name(self):
+    def name(self) -> str:
         """argparse's dest."""
         return self.dest or self.flag[2:].replace("-", "_")
 
-    def command_line(self, value, op):
+    def command_line(self, value: object, op: str) -> list[str]:
         """This option's part of a check's payload command line for the variable's ``value``
         ([] where it is unset, or not an option of ``op``)."""
         if self.custom or value == self.unset or (self.ops is not None and op not in self.ops):

@@ -8,8 +8,18 @@ import sys
 import time
 
 from .. import __version__
-from ..constants import (EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, LOOP_AUTO, LOOP_CHOICES, LOOP_ENV,
-                         METHODS, PAIR_SCOPES, PAIRS_ALL, PAIRS_ROUNDS)
+from ..constants import (
+    EXIT_BAD_INPUT,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    LOOP_AUTO,
+    LOOP_CHOICES,
+    LOOP_ENV,
+    METHODS,
+    PAIR_SCOPES,
+    PAIRS_ALL,
+    PAIRS_ROUNDS,
+)
 from ..contract import ERROR_PREFIX, PAYLOAD_OPTIONS
 from ..errors import GpucommError
 from ..sizes import parse_sizes

@@ -22,7 +22,15 @@ from ..errors import CapabilityError, GpucommError, PlausibilityError, Validatio
 from ..metrics import time_stats_us
 from .backend import make_backend
 from .context import Context, locate, make_context
-from .faults import CORRUPT, CORRUPT_EVERY, check_requests, corrupt_every_request, corruption_request, hang_exits, hang_request
+from .faults import (
+    CORRUPT,
+    CORRUPT_EVERY,
+    check_requests,
+    corrupt_every_request,
+    corruption_request,
+    hang_exits,
+    hang_request,
+)
 from .meta import nominal_limit, process_age_s, run_meta, timed_loop_fields
 from .methods import get_method
 from .methods.base import Method

@@ -17,12 +17,16 @@ JSON meta, the others in the error they cause.
 
 import os
 
+from ..constants import (
+    TEST_CORRUPT as CORRUPT,
+    TEST_CORRUPT_EVERY as CORRUPT_EVERY,
+    TEST_HANG as HANG,
+    TEST_HANG_EXIT as HANG_EXIT,
+    TEST_HOOK_SCOPE,
+    TEST_IPC_REFUSED as IPC_REFUSED,
+    TEST_SLOW_PAIR as SLOW_PAIR,
+)
 from ..errors import GpucommError, collective
-
-from ..constants import TEST_CORRUPT as CORRUPT, TEST_CORRUPT_EVERY as CORRUPT_EVERY
-from ..constants import TEST_HANG as HANG, TEST_HANG_EXIT as HANG_EXIT
-from ..constants import TEST_IPC_REFUSED as IPC_REFUSED, TEST_SLOW_PAIR as SLOW_PAIR
-from ..constants import TEST_HOOK_SCOPE
 
 
 def _rank_size(var):

@@ -1,12 +1,13 @@
 """The soak (``--validate-every N``): the received data checked between timed samples, so that
 intermittent corruption, which one check per size after the last sample misses, is counted.
 
-At every size (or those of --validate-sizes), after every timed sample that holds a multiple of N among its iterations (counted from 1), the
-operation's ``validate`` reads what the sample's last iteration received (that iteration is
-the one named; with N a multiple of the batch it is exactly every Nth iteration), then the
-next sample re-arms the buffers with ``prepare`` (send pattern, poisoned receive buffer), so
-that each check sees only the data of its own sample.  All of it happens between the timer's
-stop and the next sample's barrier: the timed region is the one without the soak.
+At every size (or those of --validate-sizes), after every timed sample that holds a multiple of
+N among its iterations (counted from 1), the operation's ``validate`` reads what the sample's
+last iteration received (that iteration is the one named; with N a multiple of the batch it is
+exactly every Nth iteration), then the next sample re-arms the buffers with ``prepare`` (send
+pattern, poisoned receive buffer), so that each check sees only the data of its own sample. All
+of it happens between the timer's stop and the next sample's barrier: the timed region is the
+one without the soak.
 
 The record of each size gets ``validate_every``, ``checked`` (iterations checked) and
 ``wrong`` (iterations whose data was wrong on any rank: nccl-tests' ``#wrong`` column counts

@@ -19,8 +19,15 @@ the GPUs) the payload answers itself with a one-line reason and exit 3
 (payload/methods/nvshmem.py, payload/nvshmem/build.py).
 """
 
-from ..constants import (COLLECTIVES, FEATURE_GPUCOMM, FEATURE_MPI, GPU_AWARE_FULL, METHOD_OF_NAME,
-                         METHOD_REQUIREMENTS, Extras)
+from ..constants import (
+    COLLECTIVES,
+    FEATURE_GPUCOMM,
+    FEATURE_MPI,
+    GPU_AWARE_FULL,
+    METHOD_OF_NAME,
+    METHOD_REQUIREMENTS,
+    Extras,
+)
 
 
 def features_match(specs, features):

@@ -27,9 +27,18 @@ import reframe.utility.sanity as sn
 from reframe.core.builtins import run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import ReframeError
 
-from ..constants import (ANY_PLACEMENT, CCL, COLLECTIVES, HOST, LOOP_CHOICES,
-                         METHOD_REQUIREMENTS, MULTI_PINGPONG, PAPER_REFERENCES, PLACEMENTS,
-                         Extras)
+from ..constants import (
+    ANY_PLACEMENT,
+    CCL,
+    COLLECTIVES,
+    HOST,
+    LOOP_CHOICES,
+    METHOD_REQUIREMENTS,
+    MULTI_PINGPONG,
+    PAPER_REFERENCES,
+    PLACEMENTS,
+    Extras,
+)
 from ..contract import PAYLOAD_OPTIONS, PERF_POINTS, RESULTS_FILE
 from ..errors import GpucommError
 from ..sizes import parse_sizes
@@ -38,8 +47,8 @@ from .availability import gpus_per_node, missing_mpi, selection, unavailable
 from .hooks import hook_error
 from .mixins import NCCL_DEBUG_GLOB, MultiNode, SiteOptions, site_interpreter
 from .runlock import RunLock
-from .watch import WatchRun
 from .sanity import ccl_net_ok, payload_ok, point_value, preflight_ok
+from .watch import WatchRun
 
 
 def contact():

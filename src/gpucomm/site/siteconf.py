@@ -8,9 +8,15 @@ request, per-task GPU/NIC binding through config/bin/gpucomm-bind, the guard lim
 import os
 import shlex
 
+from ..constants import (
+    ACCOUNT_UNSET,
+    GPU_AWARE_FULL,
+    GPU_AWARE_LEVELS,
+    GPU_AWARE_NONE,
+    LOCAL_MPIRUN_OPTIONS_ENV,
+    PYTHON_UNSET,
+)
 from ..errors import GpucommError
-from ..constants import (ACCOUNT_UNSET, GPU_AWARE_FULL, GPU_AWARE_LEVELS, GPU_AWARE_NONE,
-                         LOCAL_MPIRUN_OPTIONS_ENV, PYTHON_UNSET)
 
 #: Slurm's own input variables for sbatch.  ReFrame unsets every SBATCH_* variable before it
 #: calls sbatch (reframe.core.schedulers.slurm.SlurmJobScheduler.sbatch), so the ones a user
@@ -127,7 +133,8 @@ def gpu_aware_candidates(info):
     cands = []
     prefix = os.path.dirname(os.path.dirname(os.path.realpath(info["mpi"].get("mpirun") or "/")))
     lib = os.path.join(prefix, "lib")
-    if info["mpi"].get("openmpi") and has_component(lib, "pml", "ucx") and os.path.exists(os.path.join(lib, "libucp.so.0")):
+    if (info["mpi"].get("openmpi") and has_component(lib, "pml", "ucx")
+            and os.path.exists(os.path.join(lib, "libucp.so.0"))):
         # an Open MPI with its own UCX in its lib/ (bench/build/ompi.sh with OMPI_WITH_UCX):
         # pml ucx moves device memory through cuda_ipc, faster than ob1's smcuda
         pml_ucx = ["--mca", "pml", "ucx", "-x", f"UCX_MODULE_DIR={os.path.join(lib, 'ucx')}"]

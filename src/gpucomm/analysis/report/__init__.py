@@ -223,9 +223,10 @@ def run(args, latency_max, heatmap_size, tolerances, mapping):
     problems += plot_problems
 
     stat = args.paper_stat
-    trend = ("This run: perf variables vs earlier runs (trend: information)", render._table(nightly[NIGHTLY_COLUMNS].assign(
+    shown = nightly[NIGHTLY_COLUMNS].assign(
         change=nightly["change"].map(lambda c: f"{c:+.1%}" if pd.notna(c) else ""),
-        tolerance=nightly["tolerance"].map(lambda c: f"{c:.1%}" if pd.notna(c) else ""))),
+        tolerance=nightly["tolerance"].map(lambda c: f"{c:.1%}" if pd.notna(c) else ""))
+    trend = ("This run: perf variables vs earlier runs (trend: information)", render._table(shown),
         "ref/lower/upper: ReFrame's reference; ref-fail: outside it, part of ReFrame's verdict; "
         "new: no earlier run; regressed/improved: moved beyond the reference's bound against the median "
         "of earlier runs, information only; no bound: no reference and no --tolerance.")

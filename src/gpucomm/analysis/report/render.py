@@ -70,7 +70,7 @@ def _lines(group):
     multi_env = group["environ"].nunique() > 1
     group = group.assign(_session=_sessions(group))
     multi_session = group["_session"].nunique() > 1
-    for (method, environ, session), g in group.groupby(["method", "environ", "_session"], sort=False, dropna=False):
+    for (method, environ, _session), g in group.groupby(["method", "environ", "_session"], sort=False, dropna=False):
         pairs = g["pair"].dropna().nunique()
         agg = g.groupby("size")[["goodput_GBps", "time_us", "time_us_p05", "time_us_p95"]].median()
         when = g["run_time"].min()
@@ -340,7 +340,7 @@ def page(path, *, title, status, verdict, failed, trend, health_text, headline, 
                                     f"<pre>{html.escape(health_text)}</pre>")))
     if problems:
         items = "<ul>" + "".join(f"<li>{html.escape(p)}</li>" for p in problems) + "</ul>"
-        parts.append(f'<section id="problems">'
+        parts.append('<section id="problems">'
                      + _folded(f"Input problems ({len(problems)}): the rest of the report still renders",
                                items, open_=len(problems) <= 3) + "</section>")
     parts.append(_section("headline", "This run at a glance", headline[0], headline[1]))

@@ -28,10 +28,9 @@ import numpy as np
 
 from ...constants import ALLREDUCE, ALLTOALL, BW, IPC_COPY, MULTI_PINGPONG, PAIR_MATRIX, PINGPONG
 from ...errors import CapabilityError, GpucommError
-from ..streamsync import StreamFlags
 from ..faults import ipc_refused
+from ..streamsync import StreamFlags
 from .base import Method
-
 
 SYNC_MODES = ("auto", "stream", "host")
 #: operations made of point-to-point transfers (send/recv/exchange); all-to-all and all-reduce

@@ -12,7 +12,8 @@ mode also on 1, 2 and 512 nodes (-P num_nodes).  OUT/<system>/<mode>-<venv|noven
 cases.txt (each test case: display name, result, fail reason) and one <case>.sh per job
 script.  Normalised (what differs between two runs of the same commit): the run's --prefix
 (-> <PREFIX>), the repository's path (-> <REPO>), and the modes' --timestamp folder
-(<date>T<time><zone>-<pid> -> <TIMESTAMP>).
+(<date>T<time><zone>-<pid> -> <TIMESTAMP>), and the local system's GPUCOMM_WATCH_PID (the
+ReFrame process's pid and start time -> <PID>:<START>).
 """
 
 import json
@@ -30,6 +31,8 @@ VENV_PYTHON = "/scratch/gpucomm-venv/bin/python"
 #: ``python -c MAIN ARGS`` is ``reframe ARGS`` with this interpreter's ReFrame
 MAIN = "import sys; from reframe.frontend.cli import main; sys.argv[0] = 'reframe'; sys.exit(main())"
 TIMESTAMP = re.compile(r"\d{8}T\d{6}[+-]\d{4}-\d+")
+#: the local system's watched ReFrame process (rfm.watch): its pid and start time, every run its own
+WATCH_PID = re.compile(r"GPUCOMM_WATCH_PID=\d+:\d*")
 
 
 def systems():
@@ -51,7 +54,8 @@ def env(venv):
 
 
 def normalise(text, prefix):
-    return TIMESTAMP.sub("<TIMESTAMP>", text.replace(str(prefix), "<PREFIX>").replace(str(REPO), "<REPO>"))
+    text = TIMESTAMP.sub("<TIMESTAMP>", text.replace(str(prefix), "<PREFIX>").replace(str(REPO), "<REPO>"))
+    return WATCH_PID.sub("GPUCOMM_WATCH_PID=<PID>:<START>", text)
 
 
 def capture(out, system, mode, venv):

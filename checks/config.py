@@ -4,7 +4,7 @@ RFM_CONFIG_FILES or -C), the one check selected: it fails saying how to load con
 
 import reframe as rfm
 
-from gpucomm.rfm.guard import ConfigGuard
+from gpucomm.rfm import ConfigGuard
 
 
 @rfm.simple_test

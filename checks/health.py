@@ -7,8 +7,8 @@ references in config/references/<system>.yaml under HealthCheck, by partition an
 bw (checks/bw.py) is not swept here: the health mode must stay under 60 s on the reference node,
 where its sessions take 41.4-52.1 s, and one more launch costs about what the ping-pong sweep's
 does, 9.0 s there, plus host's and staging's 64 MiB windows (10 windows of 8 at 7.3 and
-5.4 GB/s: ~1.7 s) and the compiled loop's set-up (~1 s): 52-64 s.  The sweep runs it (SweepCheck pairs its ranks) once it fits:
-add "bw" below and its HealthCheck references.
+5.4 GB/s: ~1.7 s) and the compiled loop's set-up (~1 s): 52-64 s.  The sweep runs it
+(SweepCheck pairs its ranks) once it fits: add "bw" below and its HealthCheck references.
 
 nvshmem runs in the sweeps, on a node where its ranks are not bound to one core each: bound,
 NVSHMEM's proxy thread shares the rank's core and its short, time-budgeted runs are erratic on

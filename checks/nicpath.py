@@ -10,7 +10,7 @@ import reframe as rfm
 from reframe.core.builtins import parameter
 
 from gpucomm.constants import CCL, GPU_AWARE_MPI
-from gpucomm.rfm.nicpath import NicPathBase
+from gpucomm.rfm import NicPathBase
 
 
 @rfm.simple_test

@@ -9,7 +9,7 @@ import os
 
 import reframe as rfm
 
-from gpucomm.rfm.nodestate import NodeStateBase
+from gpucomm.rfm import NodeStateBase
 
 
 @rfm.simple_test

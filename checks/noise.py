@@ -23,7 +23,7 @@ import reframe as rfm
 from reframe.core.builtins import parameter
 
 from gpucomm.constants import METHODS, NOISE_LAYOUTS
-from gpucomm.rfm.noise import VICTIM_OPS, NoiseBase
+from gpucomm.rfm import VICTIM_OPS, NoiseBase
 
 
 @rfm.simple_test

@@ -1,7 +1,7 @@
 """Run modes shared by every system (``reframe --mode NAME``), read by config/settings.py.
 
-* health (or nightly, the same): the nightly check, in about a minute per node: the HealthCheck sweeps (checks/health.py),
-  one launch per operation running every method the partition offers, 8 B, 1 MiB and 64 MiB,
+* health (or nightly, the same): the nightly check, in about a minute per node: the HealthCheck
+  sweeps (checks/health.py), one launch per operation running every method the partition offers, 8 B, 1 MiB and 64 MiB,
   a time budget per size.
 * acceptance: every check of one node, its full sweep (powers of two up to 1 GiB) with the
   payload's default iteration counts, for a new or repaired system; with ``--distribute=all``

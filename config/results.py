@@ -32,7 +32,8 @@ RESULTS_DB = "${HOME}/.reframe/reports/gpucomm.db"
 SESSION_REPORT = "${HOME}/.reframe/reports/gpucomm-run-{sessionid}.json"
 
 #: the perflog's fields, one line per perf variable: never a header that follows the options
-PERFLOG_FIELDS = ("check_job_completion_time", "check_job_completion_time_unix", "check_system", "check_partition", "check_environ",
+PERFLOG_FIELDS = ("check_job_completion_time", "check_job_completion_time_unix", "check_system", "check_partition",
+                  "check_environ",
                   "check_display_name", "check_result", "check_perf_var", "check_perf_value",
                   "check_perf_unit", "check_perf_ref", "check_perf_lower_thres",
                   "check_perf_upper_thres", "check_perf_result", "check_reference_note",

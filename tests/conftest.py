@@ -57,7 +57,7 @@ def _launch(cmd, env, timeout):
             return run
         if attempt < LAUNCH_ATTEMPTS:
             warnings.warn(f"mpirun failed to start the job (attempt {attempt}), trying again:\n"
-                          + output[-600:])
+                          + output[-600:], stacklevel=1)
     return run
 
 

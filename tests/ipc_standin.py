@@ -18,9 +18,9 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from gpucomm.errors import CapabilityError
 from gpucomm.payload import cli, engine
 from gpucomm.payload.backend import NumpyBackend
-from gpucomm.errors import CapabilityError
 from gpucomm.payload.methods import ipc_copy
 
 _SHM = "/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir()

@@ -84,7 +84,8 @@ class StandInLib:
         self.size = int(os.environ["NVSHMEM_SYMMETRIC_SIZE"])
         self.rank, self.nranks = rank, nranks
         tag = uid[len(UID_PREFIX):].rstrip(b"\0").decode()
-        name = lambda r: os.path.join(_SHM, f"gpucomm-nvshmem-standin-{tag}-{r}")
+        def name(r):
+            return os.path.join(_SHM, f"gpucomm-nvshmem-standin-{tag}-{r}")
         fd = os.open(name(rank), os.O_RDWR | os.O_CREAT, 0o600)
         _files.append(name(rank))
         os.ftruncate(fd, self.size)
@@ -226,7 +227,8 @@ def checked_close(close):
             for src in range(n):
                 have = int(counters[method_module.SLOT_A2A * n + src])
                 if have != self.a2a_count:
-                    raise RuntimeError(f"stand-in: all-to-all slot of rank {src} holds {have}, expected {self.a2a_count}")
+                    raise RuntimeError(f"stand-in: all-to-all slot of rank {src} holds {have}, "
+                                       f"expected {self.a2a_count}")
             print(f"standin: rank {self.ctx.rank}: signal counts agree ({len(self.got)} slots, "
                   f"all-to-all {self.a2a_count}); launches {sorted(set(c[0] for c in self.lib.calls))}", flush=True)
         close(self)

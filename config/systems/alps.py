@@ -54,8 +54,8 @@ Sources:
 import os
 
 from gpucomm.constants import NO_MULTICAST_ENV, PAPER_METHOD, Extras
-from gpucomm.site.siteconf import (bind_wrapper, env_list, gpu_binding, gpu_resource, python,
-                              slurm_access)
+from gpucomm.site.siteconf import bind_wrapper, env_list, gpu_binding, gpu_resource, python, slurm_access
+
 
 def _str(variables):
     """{name: value} with every value a string, as the job script writes it."""

@@ -47,8 +47,7 @@ Sources:
 import os
 
 from gpucomm.constants import Extras
-from gpucomm.site.siteconf import (bind_wrapper, env_list, gpu_binding, gpu_resource, python,
-                              slurm_access)
+from gpucomm.site.siteconf import bind_wrapper, env_list, gpu_binding, gpu_resource, python, slurm_access
 
 
 def _str(variables):

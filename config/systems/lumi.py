@@ -23,9 +23,9 @@ Sources:
   lumi-ug:docs/runjobs/scheduled-jobs/batch-job.md (site.siteconf.slurm_access).
 * Partitions: standard-g whole nodes, 2 days, <= 1024 nodes, 210 jobs (200 running); small-g
   <= 4 nodes, 3 days, 210 (200); dev-g <= 32 nodes, 3 h, 2 jobs (1 running) (both allocatable by
-  resources, shared unless --exclusive): lumi-ug:docs/runjobs/scheduled-jobs/partitions.md.  GPU/CPU binding "only applies if you have
-  a full-node allocation ... For other partitions, it will apply if you use the --exclusive
-  sbatch directive": lumi-ug:docs/runjobs/scheduled-jobs/lumig-job.md.
+  resources, shared unless --exclusive): lumi-ug:docs/runjobs/scheduled-jobs/partitions.md.
+  GPU/CPU binding "only applies if you have a full-node allocation ... For other partitions, it
+  will apply if you use the --exclusive sbatch directive": lumi-ug:docs/runjobs/scheduled-jobs/lumig-job.md.
 * select_gpu (ROCR_VISIBLE_DEVICES=$SLURM_LOCALID), 56 usable cores, map_cpu:49,57,17,25,1,9,33,41
   and the CCD masks: lumi-ug lumig-job.md, distribution-binding.md; the 0xfe... masks as in
   lumi-rfm:checks/microbenchmarks/gpu/rccl_test.py (@a2c7b363268f201332cc8c8796d7ba6c1126dc78).
@@ -49,8 +49,7 @@ Sources:
 import os
 
 from gpucomm.constants import Extras
-from gpucomm.site.siteconf import (bind_wrapper, env_list, gpu_binding, gpu_resource, python,
-                              slurm_access)
+from gpucomm.site.siteconf import bind_wrapper, env_list, gpu_binding, gpu_resource, python, slurm_access
 
 
 def _str(variables):
@@ -179,7 +178,8 @@ site_configuration = {
                                       "800": ["0-6", "0-7", "1-6", "1-7", "2-4", "2-5", "3-4", "3-5"],
                                       "default": "400"},
                 # paper configuration: the two-node multi ping-pong's layout, which
-                # MultiPingPongCheck (pairs=all) uses instead of every GCD (checks/internode.py).  blink:sbatch/lumi/two-nodes.sbatch (sc24 and main):
+                # MultiPingPongCheck (pairs=all) uses instead of every GCD (checks/internode.py).
+                # blink:sbatch/lumi/two-nodes.sbatch (sc24 and main):
                 # PPN_GPU=4 for pp-nccl AND pp-cudaaware, PPN_CPU=4 for pp-mpi, GCD order
                 # USER_HIP_GPU_MAP="1,3,5,7,0,2,4,6", pinning map_cpu:57,25,9,41,49,17,1,33, so
                 # 4 ranks on GCDs 1,3,5,7 with cores 57,25,9,41.  (Until 2024-03-31, commit

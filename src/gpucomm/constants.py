@@ -1,22 +1,74 @@
 """Every name gpucomm's layers share, stated once (as EESSI's ``constants.py``).
 
 Payload, ReFrame library, site helpers and analysis import these; none of them spells a method,
-a feature, an extras key or an exit code as a literal of its own.
+a feature, an extras key or an exit code as a literal of its own.  A method and an operation
+are each one declaration (METHOD_DECLS, OPERATION_DECLS) that every layer reads.
 """
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class MethodDecl:
+    """One method, declared once (as nccl-tests' ``struct testColl``): every layer reads its
+    facts from here (the payload's registry, rfm.availability, the references, the report's
+    colours, the docs' tables), so that a new method is its payload file plus one declaration."""
+    name: str
+    #: the payload's class, "module:Class" under gpucomm.payload.methods (payload/methods/__init__.py)
+    payload: str
+    #: what a partition and an environment must offer (ReFrame feature specs, each one a choice)
+    systems: tuple[str, ...]
+    environs: tuple[str, ...]
+    #: paper_reference.csv's name of it (its ``method`` column); None: beyond the paper
+    paper: str | None
+    #: its colour in the report's plots
+    color: str
+    #: moves device memory: one GPU per rank
+    gpu: bool = True
+    #: between the GPUs of one node only (no multi-node run)
+    one_node: bool = False
+    #: across nodes only where the environment names a remote transport (extras)
+    needs_remote_transport: bool = False
+    #: collectives on device buffers only where the MPI is fully GPU-aware
+    collectives_need_full_gpu_aware: bool = False
+
+
+@dataclass(frozen=True)
+class OperationDecl:
+    """One payload operation, declared once: its name, its payload class, what its size means."""
+    name: str
+    #: the payload's class, "module:Class" under gpucomm.payload.ops (payload/ops/__init__.py)
+    payload: str
+    #: what "size" means (gpucomm.metrics: S in its goodput formula; the report's axis)
+    size_meaning: str | None = None
+    collective: bool = False
+
 
 #: the methods, in the paper's order plus host MPI (the CPU stand-in and Fig. 7's baseline), then
 #: those the paper did not measure: nvshmem (GPU-initiated puts from inside kernels)
 HOST, STAGING, GPU_AWARE_MPI, IPC_COPY, CCL = "host", "staging", "gpu-aware-mpi", "ipc-copy", "ccl"
 NVSHMEM = "nvshmem"
-METHODS = (HOST, STAGING, GPU_AWARE_MPI, IPC_COPY, CCL, NVSHMEM)
+METHOD_DECLS = (
+    MethodDecl(HOST, "host:HostMethod", ("*",), ("+mpi",), "host_mpi", "#7f7f7f", gpu=False),
+    MethodDecl(STAGING, "staging:StagingMethod", ("+gpu",), ("+mpi +cupy",), "staging", "#ff7f0e"),
+    MethodDecl(GPU_AWARE_MPI, "gpu_aware_mpi:GpuAwareMpiMethod", ("+gpu",), ("+gpu-aware-mpi +cupy",),
+               "gpu_aware_mpi", "#2ca02c", collectives_need_full_gpu_aware=True),
+    MethodDecl(IPC_COPY, "ipc_copy:IpcCopyMethod", ("+gpu",), ("+mpi +cupy",), "device_copy", "#9467bd",
+               one_node=True),
+    MethodDecl(CCL, "ccl:CclMethod", ("+gpu",), ("+mpi +cupy +nccl", "+mpi +cupy +rccl"), "ccl", "#1f77b4"),
+    MethodDecl(NVSHMEM, "nvshmem:NvshmemMethod", ("+gpu +nvgpu",), ("+mpi +cupy +nvshmem",), None, "#e377c2",
+               needs_remote_transport=True),
+)
+#: name -> declaration
+METHOD_OF_NAME = {d.name: d for d in METHOD_DECLS}
+METHODS = tuple(d.name for d in METHOD_DECLS)
 #: the methods without a counterpart in the paper (no PAPER_METHOD entry)
-BEYOND_PAPER = (NVSHMEM,)
+BEYOND_PAPER = tuple(d.name for d in METHOD_DECLS if d.paper is None)
 #: the methods that move device memory (every one but host)
-GPU_METHODS = tuple(m for m in METHODS if m != HOST)
+GPU_METHODS = tuple(d.name for d in METHOD_DECLS if d.gpu)
 
 #: our method -> the paper's benchmark name in paper_reference.csv (its ``method`` column)
-PAPER_METHOD = {CCL: "ccl", GPU_AWARE_MPI: "gpu_aware_mpi", STAGING: "staging",
-                IPC_COPY: "device_copy", HOST: "host_mpi"}
+PAPER_METHOD = {d.name: d.paper for d in METHOD_DECLS if d.paper is not None}
 #: the paper's name -> ours
 METHOD_OF_PAPER = {paper: ours for ours, paper in PAPER_METHOD.items()}
 
@@ -27,12 +79,23 @@ ALLREDUCE, ALLTOALL = "allreduce", "alltoall"
 AGGRESSOR = "aggressor"
 #: every GPU's own data paths: host <-> device over its link and its device memory (ops/datapaths.py)
 GPU_DATAPATHS = "gpu-datapaths"
-OPERATIONS = (PINGPONG, BW, MULTI_PINGPONG, PAIR_MATRIX, ALLREDUCE, ALLTOALL, AGGRESSOR, GPU_DATAPATHS)
+OPERATION_DECLS = (
+    OperationDecl(PINGPONG, "pingpong:PingPong", "message size (each way)"),
+    OperationDecl(BW, "bandwidth:Bandwidth", "message size (each message of the window)"),
+    OperationDecl(MULTI_PINGPONG, "multipingpong:MultiPingPong", "message size per pair"),
+    OperationDecl(PAIR_MATRIX, "pairmatrix:PairMatrix", "message size per GPU pair (each way)"),
+    OperationDecl(ALLREDUCE, "allreduce:AllReduce", "buffer size per rank (the vector)", collective=True),
+    OperationDecl(ALLTOALL, "alltoall:AllToAll",
+                  "block size per peer (each rank sends one block to every other rank)", collective=True),
+    OperationDecl(AGGRESSOR, "aggressor:Aggressor"),
+    OperationDecl(GPU_DATAPATHS, "datapaths:DataPaths", "copy size (each direction)"),
+)
+OPERATIONS = tuple(d.name for d in OPERATION_DECLS)
+COLLECTIVES = tuple(d.name for d in OPERATION_DECLS if d.collective)
 #: its paths: direction (h2d, d2h, bidir: both at once; local: device memory) and engine (ce: the
 #: copy engine, cudaMemcpyAsync; sm: a kernel's loads and stores on mapped pinned host memory)
 DATAPATH_LOCAL = "local-ce"
 DATAPATHS = ("h2d-ce", "d2h-ce", "bidir-ce", "h2d-sm", "d2h-sm", "bidir-sm", DATAPATH_LOCAL)
-COLLECTIVES = (ALLREDUCE, ALLTOALL)
 #: the pair matrix's pairs (--pairs): every pair one at a time and the concurrent rounds, or the
 #: rounds of disjoint pairs only (n-1 rounds for n ranks: a node-pair matrix of many nodes)
 PAIRS_ALL, PAIRS_ROUNDS = "all", "rounds"
@@ -65,14 +128,7 @@ FEATURE_NVSHMEM = "nvshmem"
 
 #: method -> (valid_systems, valid_prog_environs): what a partition and an environment must
 #: offer (ReFrame feature specs; rfm.availability reads them for every check and the sweep)
-METHOD_REQUIREMENTS = {
-    HOST: (["*"], ["+mpi"]),
-    STAGING: (["+gpu"], ["+mpi +cupy"]),
-    GPU_AWARE_MPI: (["+gpu"], ["+gpu-aware-mpi +cupy"]),
-    IPC_COPY: (["+gpu"], ["+mpi +cupy"]),
-    CCL: (["+gpu"], ["+mpi +cupy +nccl", "+mpi +cupy +rccl"]),
-    NVSHMEM: (["+gpu +nvgpu"], ["+mpi +cupy +nvshmem"]),
-}
+METHOD_REQUIREMENTS = {d.name: (list(d.systems), list(d.environs)) for d in METHOD_DECLS}
 
 #: how far an MPI takes device buffers (payload.capabilities; GPUCOMM_GPU_AWARE_MPI's values)
 GPU_AWARE_NONE, GPU_AWARE_P2P, GPU_AWARE_FULL = "none", "p2p", "full"

@@ -7,8 +7,17 @@ line on stderr.  Perf variables are named after *points* of a sweep: a size and 
 (``latency`` = the median time in us).
 """
 
+from __future__ import annotations
+
 import json
 import re
+from dataclasses import dataclass
+from typing import Any
+
+from .constants import BW, LOOP_AUTO, LOOP_CHOICES, LOOP_ENV, METHODS
+
+#: a payload record (one GPUCOMM-RESULT line) or summary (the GPUCOMM-DONE line), as JSON gives it
+Record = dict[str, Any]
 
 RESULT_TAG = "GPUCOMM-RESULT"
 DONE_TAG = "GPUCOMM-DONE"
@@ -31,8 +40,8 @@ LATENCY = "latency"
 #: record and meta keys of the MPI methods: which timed loop ran (constants.LOOPS) and, where it
 #: was mpi4py's, why not the compiled one (payload.fastloop)
 TIMED_LOOP, TIMED_LOOP_NOTE = "timed_loop", "timed_loop_note"
-#: a soak's record fields (--validate-every N, payload.soak): N, the iterations checked, and
-#: those whose received data was wrong (nccl-tests' ``#wrong``, counted per iteration)
+#: a soak's record fields (--validate-every N, payload.soak): N, the samples checked, and those
+#: whose received data was wrong (nccl-tests' ``#wrong`` counts elements, this samples)
 VALIDATE_EVERY, CHECKED, WRONG = "validate_every", "checked", "wrong"
 
 
@@ -51,7 +60,7 @@ class DamagedOutput(json.JSONDecodeError):
 DAMAGED_EXCERPT = 80
 
 
-def _tagged(number, line):
+def _tagged(number: int, line: str) -> tuple[str, Record] | None:
     """(tag, its JSON) of a RESULT_TAG or DONE_TAG line, else None; DamagedOutput where the JSON
     does not parse."""
     for tag in (RESULT_TAG, DONE_TAG):
@@ -66,11 +75,12 @@ def _tagged(number, line):
     return None
 
 
-def split_launches(text):
+def split_launches(text: str) -> list[tuple[list[Record], Record | None]]:
     """[(records, summary)] of each payload launch in a job's stdout, in order: a launch ends
     with its DONE_TAG line; a last one without it (records, or nothing at all) has summary
     None.  Terminal control sequences are dropped first; a damaged line is DamagedOutput."""
-    out, records = [], []
+    out: list[tuple[list[Record], Record | None]] = []
+    records: list[Record] = []
     for number, line in enumerate(_ANSI.sub("", text).splitlines(), 1):
         item = _tagged(number, line)
         if item is None:
@@ -85,7 +95,7 @@ def split_launches(text):
     return out
 
 
-def parse_output(text):
+def parse_output(text: str) -> tuple[list[Record], Record | None]:
     """What a run printed, read back: its records (the RESULT_TAG lines, in order) and its
     summary (the last DONE_TAG line, None if it did not finish).  Terminal control sequences
     are dropped first; a damaged line is DamagedOutput."""
@@ -94,28 +104,28 @@ def parse_output(text):
     return [rec for records, _ in runs for rec in records], (summaries[-1] if summaries else None)
 
 
-def result_line(record):
+def result_line(record: Record) -> str:
     return f"{RESULT_TAG} {json.dumps(record, sort_keys=True)}"
 
 
-def done_line(summary):
+def done_line(summary: Record) -> str:
     return f"{DONE_TAG} {json.dumps(summary, sort_keys=True)}"
 
 
-def record_value(rec, key):
+def record_value(rec: Record, key: str) -> Any:
     """One number of a record: LATENCY (the median time, us) or a record field."""
     return rec["time_us"]["median"] if key == LATENCY else rec[key]
 
 
-def by_size(records):
+def by_size(records: list[Record]) -> dict[int, Record]:
     return {rec["size"]: rec for rec in records}
 
 
-def by_method_size(records):
+def by_method_size(records: list[Record]) -> dict[tuple[str, int], Record]:
     return {(rec["method"], rec["size"]): rec for rec in records}
 
 
-def first_error(stderr_text):
+def first_error(stderr_text: str) -> str:
     """The payload's own reason from its stderr (the first ERROR_PREFIX line), or ''."""
     for line in stderr_text.splitlines():
         if ERROR_PREFIX in line:
@@ -156,14 +166,14 @@ HEALTH_PERF_POINTS = {k: PERF_POINTS[k] for k in ("latency_8B", "goodput_1MiB", 
 _NCCL_CHANNEL = re.compile(r"Channel (\d+)/\d+ : (\d+)\[[^\]]*\] -> (\d+)\[[^\]]*\](?: \[(\w+)\])? via (\S+)")
 
 
-def nccl_channels(text):
+def nccl_channels(text: str) -> list[dict[str, Any]]:
     """Every channel connection an NCCL/RCCL debug log (NCCL_DEBUG=INFO) reports, in order:
     dicts of channel, src, dst, direction ('send', 'receive' or ''), transport."""
     return [{"channel": int(m[1]), "src": int(m[2]), "dst": int(m[3]), "direction": m[4] or "",
              "transport": m[5]} for m in _NCCL_CHANNEL.finditer(text)]
 
 
-def read_run(text):
+def read_run(text: str) -> tuple[dict[int, Record], Record | None]:
     """({size: record}, summary) of a run's output."""
     records, summary = parse_output(text)
     return by_size(records), summary
@@ -171,7 +181,7 @@ def read_run(text):
 
 # -- a process by pid and start time (a pid alone may be another process's by then) ---------
 
-def _start_time(pid):
+def _start_time(pid: int) -> str | None:
     """The start time of process ``pid`` (clock ticks since boot, /proc/PID/stat field 22), or
     None where it does not run (gone, or a zombie: killed, not yet reaped by its parent)."""
     try:
@@ -182,12 +192,12 @@ def _start_time(pid):
     return None if len(fields) < 20 or fields[0] in ("Z", "X") else fields[19]
 
 
-def process_token(pid):
+def process_token(pid: int) -> str:
     """"PID:START" of a running process (what WATCH_PID_ENV holds)."""
     return f"{pid}:{_start_time(pid) or ''}"
 
 
-def process_alive(token):
+def process_alive(token: object) -> bool:
     """Whether the process of ``token`` (process_token) still runs; True for a token that says
     nothing (no pid): no process to outlive."""
     pid, _, start = str(token).partition(":")
@@ -195,3 +205,103 @@ def process_alive(token):
         return True
     now = _start_time(int(pid))
     return now is not None and (not start or now == start)
+
+
+@dataclass(frozen=True)
+class PayloadOption:
+    """One option of every payload operation's command line (``python -m gpucomm OP``): one row
+    of PAYLOAD_OPTIONS generates the payload's argparse option (payload.cli) and, where it has a
+    ``variable``, the checks' ``-S`` variable and its part of the command line
+    (rfm.GpucommCheck.command)."""
+    flag: str
+    help: str
+    #: the argparse type (payload.cli's number types): count (>= 1), count0 (>= 0), seconds
+    #: (>= 0), seconds+ (> 0), GBps (>= 0), methods; None: the text itself
+    kind: str | None = None
+    default: object = None
+    choices: tuple[str, ...] | None = None
+    metavar: str | None = None
+    #: argparse's dest where it is not the flag's ("json_path" for --json)
+    dest: str | None = None
+    #: "store_true" for a switch
+    action: str | None = None
+    required: bool = False
+    #: the checks' variable that sets it: its name, its type (integer, real, text: rfm.setvars)
+    #: and the value meaning "the payload's default" (the option is then left out)
+    variable: str | None = None
+    var_type: str | None = None
+    unset: object = None
+    #: the operations that take it (None: every one)
+    ops: tuple[str, ...] | None = None
+    #: the check writes it itself (the soak's pair, rfm.base.soak_options), not from its variable alone
+    custom: bool = False
+
+    @property
+    def name(self) -> str:
+        """argparse's dest."""
+        return self.dest or self.flag[2:].replace("-", "_")
+
+    def command_line(self, value: object, op: str) -> list[str]:
+        """This option's part of a check's payload command line for the variable's ``value``
+        ([] where it is unset, or not an option of ``op``)."""
+        if self.custom or value == self.unset or (self.ops is not None and op not in self.ops):
+            return []
+        return [self.flag, f"{value:g}" if self.var_type == "real" else str(value)]
+
+
+#: every payload operation's common options, in the order of its --help and of a check's
+#: command line; the operations' own (the aggressor's, the pair matrix's --pairs) are
+#: payload.cli's
+PAYLOAD_OPTIONS = (
+    PayloadOption("--method", f"one of: {', '.join(METHODS)}; several (comma-separated, or 'all') run in "
+                  "turn in one launch, each skipped with its reason where this machine cannot do it",
+                  kind="methods", required=True, metavar="METHOD[,METHOD...]"),
+    PayloadOption("--sizes", "message sizes: SIZE or MIN:MAX[:FACTOR], comma-separated; binary units K, M, G "
+                  "(default 1:1G)", default="1:1G"),
+    PayloadOption("--iters", "timed iterations per size (default: 1000 up to 64 KiB, 200 up to 1 MiB, "
+                  "50 up to 64 MiB, 20 above)", kind="count", variable="iters", var_type="integer", unset=0),
+    PayloadOption("--warmup", "untimed iterations per size (default: a tenth of --iters, at least 2)",
+                  kind="count0", variable="warmup", var_type="integer", unset=-1),
+    PayloadOption("--batch", "iterations per timed sample, run back to back between two barriers "
+                  "(default: 20 up to 64 KiB, 4 up to 1 MiB, 5 above; at least 10 samples)",
+                  kind="count", metavar="N", variable="batch", var_type="integer", unset=0),
+    PayloadOption("--budget", "timed seconds per size: fewer iterations than --iters where one is slow "
+                  "(estimated from the last warm-up iteration; at least 10)",
+                  kind="seconds+", metavar="SECONDS", variable="budget", var_type="real", unset=0.0),
+    PayloadOption("--graph", "capture each sample's iterations into a CUDA/HIP graph and time its launch "
+                  "(ccl only); auto: where the method allows it, else the plain loop",
+                  choices=("auto", "on", "off"), default="auto", variable="graph", var_type="text", unset="auto"),
+    PayloadOption("--window", "messages sent back to back before the receiver's acknowledgement "
+                  "(osu_bw's -W; default 64)", kind="count", metavar="W", variable="window",
+                  var_type="integer", unset=0, ops=(BW,)),
+    PayloadOption("--loop", "the MPI methods' timed loop (ping-pong, multi-pingpong, bw): numba-mpi "
+                  "compiles it (pip install gpucomm[fast]), mpi4py runs it from Python; auto: numba-mpi where "
+                  "it loads, else mpi4py, the record saying why (default: "
+                  f"${LOOP_ENV}, else auto)", choices=LOOP_CHOICES, variable="loop", var_type="text",
+                  unset=LOOP_AUTO),
+    PayloadOption("--backend", "array backend (auto: numpy for host, cupy for the GPU methods)",
+                  choices=("auto", "numpy", "cupy"), default="auto"),
+    PayloadOption("--json", "write all records to FILE", metavar="FILE", dest="json_path"),
+    PayloadOption("--max-bandwidth", "nominal link limit in GB/s; a faster result is an error (default: "
+                  "detect; 0: off)", kind="GBps", metavar="GBPS"),
+    PayloadOption("--timer", "per-iteration timer: host clock after synchronisation, or device events (ccl, "
+                  "and ipc-copy's point-to-point with stream flags); auto: device where the method allows it, "
+                  "host otherwise", choices=("auto", "host", "device"), default="auto"),
+    PayloadOption("--ranks-per-node", "treat consecutive groups of K ranks as nodes (a multi-node run "
+                  "emulated on one machine); default: the MPI shared-memory domains", kind="count", metavar="K"),
+    PayloadOption("--timeout", "end the run (every rank, exit 124) if it lasts longer; 0 or unset: no limit",
+                  kind="seconds", metavar="SECONDS"),
+    PayloadOption("--allow-shared-gpu", "allow two ranks of a node on one GPU", action="store_true"),
+    PayloadOption("--validate-every", "soak: also check the received data of every timed sample that holds a "
+                  "multiple of N among its iterations (its last iteration, outside the timed region: N <= "
+                  "--batch checks every sample, N a multiple of the batch every Nth iteration), count the "
+                  "wrong samples in the record's 'wrong' and fail naming the first (exit 4); a size with "
+                  "fewer than N iterations is an error; default: once per size, after the last sample",
+                  kind="count", metavar="N", variable="validate_every", var_type="integer",
+                  unset=0, custom=True),
+    PayloadOption("--validate-sizes", "the sizes --validate-every applies to, in --sizes' syntax; each must be "
+                  "swept (default: every size)", metavar="SIZES", variable="validate_sizes", var_type="text",
+                  unset="", custom=True),
+    PayloadOption("--quiet", "no human table, JSON records only", action="store_true"),
+    PayloadOption("--debug", "show tracebacks of internal errors", action="store_true"),
+)

@@ -1,12 +1,16 @@
 """Errors the payload reports as one line and an exit code (never a traceback)."""
 
+from __future__ import annotations
+
 from .constants import EXIT_BAD_INPUT, EXIT_CAPABILITY, EXIT_IMPLAUSIBLE, EXIT_VALIDATION
 
 
 class GpucommError(Exception):
     """Bad input or a failed run; the message is shown to the user as is."""
 
-    exit_code = EXIT_BAD_INPUT
+    exit_code: int = EXIT_BAD_INPUT
+    #: every rank raised it identically (collective())
+    collective: bool = False
 
 
 class CapabilityError(GpucommError):
@@ -27,7 +31,7 @@ class PlausibilityError(GpucommError):
     exit_code = EXIT_IMPLAUSIBLE
 
 
-def collective(exc):
+def collective(exc: GpucommError) -> GpucommError:
     """Mark an error that every rank raises identically (printed once, no MPI_Abort)."""
     exc.collective = True
     return exc

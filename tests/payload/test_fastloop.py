@@ -9,8 +9,15 @@ import textwrap
 import numpy as np
 import pytest
 
-from gpucomm.constants import (EXIT_BAD_INPUT, EXIT_CAPABILITY, EXIT_VALIDATION, LOOP_AUTO, LOOP_ENV,
-                               LOOP_MPI4PY, LOOP_NUMBA_MPI)
+from gpucomm.constants import (
+    EXIT_BAD_INPUT,
+    EXIT_CAPABILITY,
+    EXIT_VALIDATION,
+    LOOP_AUTO,
+    LOOP_ENV,
+    LOOP_MPI4PY,
+    LOOP_NUMBA_MPI,
+)
 from gpucomm.contract import ERROR_PREFIX, TIMED_LOOP, TIMED_LOOP_NOTE, read_run
 from gpucomm.errors import GpucommError
 from gpucomm.payload import fastloop

@@ -9,14 +9,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gpucomm.payload import capabilities
-from gpucomm.payload.backend import NumpyBackend, pattern_seed
+from gpucomm.contract import ERROR_PREFIX, read_run as read_records
 from gpucomm.errors import GpucommError
 from gpucomm.metrics import algbw_GBps, busbw_GBps, goodput_GBps, time_stats_us
-from gpucomm.site.probe import slug
-from gpucomm.contract import ERROR_PREFIX, read_run as read_records
-from gpucomm.sizes import parse_size, parse_sizes, size_label
+from gpucomm.payload import capabilities
+from gpucomm.payload.backend import NumpyBackend, pattern_seed
 from gpucomm.payload.topology import parse_nvlink_status
+from gpucomm.site.probe import slug
+from gpucomm.sizes import parse_size, parse_sizes, size_label
 
 DATA = Path(__file__).parents[1] / "data"
 

@@ -12,7 +12,7 @@ from reframe.core.exceptions import SanityError, SkipTestError
 
 from gpucomm.rfm import PairMatrixBase
 from gpucomm.rfm.base import references_dir
-from gpucomm.rfm.sanity import not_finished_reason, finished_run, placement_ok
+from gpucomm.rfm.sanity import finished_run, not_finished_reason, placement_ok
 from reframe_helpers import REPO, clean_env, job_script, reframe, report_cases
 
 #: the first line of the slurm.conf that .ci/cluster-up.sh writes (config/systems/ci.py)

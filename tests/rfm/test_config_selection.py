@@ -73,7 +73,8 @@ def test_gpu_partition_without_cupy_skips_the_gpu_checks_with_the_reason(tmp_pat
                        "-S", "sizes=8", "-S", "iters=10", env=clean_env(**ROOT_OK))
     cases = {c["display_name"].split(" /")[0]: c for c in report_cases(report)}
     assert sorted(cases) == [f"PingPongCheck %method={m}" for m in
-                             sorted(["host", "staging", "gpu-aware-mpi", "ipc-copy", "ccl", "nvshmem"])], run.stdout[-3000:]
+                             sorted(["host", "staging", "gpu-aware-mpi", "ipc-copy", "ccl", "nvshmem"])], \
+        run.stdout[-3000:]
     for method, lacks in (("staging", "cupy"), ("ipc-copy", "cupy"),
                           ("gpu-aware-mpi", "gpu-aware-mpi, cupy"), ("ccl", "cupy, nccl")):
         assert cases[f"PingPongCheck %method={method}"]["result"] == "skip"

@@ -223,6 +223,7 @@ def test_missing_plugin_is_the_jobs_reason(tmp_path):
     """The sanity's first step is the preflight's: the plugin line, not "no GPUCOMM-DONE line"."""
     import reframe.utility.sanity as sn
     from reframe.core.exceptions import SanityError
+
     from gpucomm.rfm.sanity import preflight_ok
     out, err = tmp_path / "out", tmp_path / "err"
     out.write_text('GPUCOMM-PREFLIGHT {"ok": false, "methods": ["ccl"], "python": "/v/bin/python", '
@@ -356,7 +357,7 @@ def test_checks_without_a_public_figure_say_no_reference_yet(tmp_path_factory, s
         tmp_path_factory, "--system", system, "-c", "checks/", "--mode", "acceptance-network",
         "-S", "max_nodes=512", SBATCH_ACCOUNT=ACCOUNT, GPUCOMM_PYTHON=VENV_PYTHON) if acceptance_only(c)]
     seen = set()
-    for name, cases in runs.items():
+    for cases in runs.values():
         for case in cases:
             if case["result"] != "pass":
                 continue
@@ -414,6 +415,7 @@ def test_placement_proven_without_slurm_topology_addr(tmp_path):
     job's `scontrol show topology` record decides, and the reason names both sources."""
     import reframe.utility.sanity as sn
     from reframe.core.exceptions import SanityError, SkipTestError
+
     from gpucomm.rfm.sanity import placement_ok
     from gpucomm.site.placement import placement_of_switches
     record = _unknown_record(tmp_path)
@@ -530,6 +532,7 @@ def test_placement_source_names_the_record_that_proved_it(tmp_path):
     """The check's placement_source: scontrol's switch where it decided, '' where nothing did."""
     import reframe.utility.sanity as sn
     from reframe.core.exceptions import SkipTestError
+
     from gpucomm.rfm.mixins import TOPOLOGY_FILE, MultiNode
     record = _unknown_record(tmp_path)
 

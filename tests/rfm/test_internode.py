@@ -17,11 +17,10 @@ import reframe.utility.sanity as sn
 from reframe.core.exceptions import SanityError, SkipTestError
 
 from gpucomm.constants import BEYOND_PAPER
-from gpucomm.metrics import busbw_GBps, goodput_GBps
 from gpucomm.contract import read_run as read_records
+from gpucomm.metrics import busbw_GBps, goodput_GBps
+from gpucomm.payload.topology import emulated_nodes, node_index, placement_of, switch_distance, topology_addr
 from gpucomm.rfm.sanity import placement_ok
-from gpucomm.payload.topology import (emulated_nodes, node_index, placement_of, switch_distance,
-                              topology_addr)
 from reframe_helpers import SHARED_CSV, clean_env, dry_runs, job_script, reframe, report_cases
 from test_sites import PAPER_ENV, SITES, expected_script, mode_cases, selected_methods, site_env
 
@@ -262,7 +261,7 @@ def test_multi_pingpong_scripts(site_runs, system):
     for case in cases:
         assert case["num_nodes"] == 2 and case["placement"] == "same-switch"
         if case["method"] == "ipc-copy" or case["method"] not in site.methods:
-            # IPC handles do not cross nodes; a method the site does not offer skips with its reason  # IPC handles do not cross nodes
+            # IPC handles do not cross nodes; a method the site does not offer skips with its reason
             assert case["result"] == "skip" and job_script(case) is None
             continue
         layout = LUMI_LAYOUT if system == "lumi" and case["pairs"] == "all" else {}

@@ -7,6 +7,7 @@ import subprocess
 import time
 
 import pytest
+
 from reframe_helpers import REPO, clean_env, reframe_cmd, report_cases
 
 pytestmark = [pytest.mark.rfm, pytest.mark.mpirun]

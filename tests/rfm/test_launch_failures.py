@@ -2,8 +2,8 @@
 cannot import gpucomm, a missing module) puts the first meaningful lines of the job's stderr in
 the check's failure reason, not only "no GPUCOMM-DONE line" (issue 18)."""
 
-import reframe.utility.sanity as sn
 import pytest
+import reframe.utility.sanity as sn
 from reframe.core.exceptions import SanityError
 
 from gpucomm.rfm.sanity import payload_ok, stderr_excerpt, sweep_ok

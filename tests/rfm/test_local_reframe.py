@@ -5,8 +5,18 @@ script is what the local partition promises."""
 import json
 import os
 
-from reframe_helpers import (BW_CHECKS, DATAPATH_CHECKS, HEALTH_CHECKS, INTERNODE_CHECKS, NATIVE_CHECKS,
-                             PAIR_MATRIX_CHECKS, clean_env, job_script, reframe, report_cases)
+from reframe_helpers import (
+    BW_CHECKS,
+    DATAPATH_CHECKS,
+    HEALTH_CHECKS,
+    INTERNODE_CHECKS,
+    NATIVE_CHECKS,
+    PAIR_MATRIX_CHECKS,
+    clean_env,
+    job_script,
+    reframe,
+    report_cases,
+)
 
 
 def test_local_host_checks_pass(tmp_path):

@@ -8,8 +8,8 @@ import json
 import pytest
 
 from gpucomm.constants import PAIRS_ROUNDS
-from gpucomm.pairs import pair_class, tournament
 from gpucomm.contract import read_run as read_records
+from gpucomm.pairs import pair_class, tournament
 from gpucomm.rfm.pairmatrix import case_count
 from reframe_helpers import clean_env, reframe, report_cases
 

@@ -75,8 +75,9 @@ def _assert_reads_right(system, mode, venv, case):
                                                 f"{','.join(methods)} "), f"{name}: {lines[i]}"
         assert f" {python} -m gpucomm " in lines[i], name
         for method, prefixes in OWN_PREFIXES.items():
-            # NicPathCheck pins MPICH's NIC through libfabric too (FI_CXI_DEVICE_NAME), on purpose
-            if method not in methods and case["name"].split()[0] not in NICPATH_CHECKS:  # the service level is every method's (conf/leonardo.sh)
+            # NicPathCheck pins MPICH's NIC through libfabric too (FI_CXI_DEVICE_NAME), on purpose;
+            # the service level is every method's (conf/leonardo.sh)
+            if method not in methods and case["name"].split()[0] not in NICPATH_CHECKS:
                 own = [v for v in env if v.startswith(prefixes) and v not in SERVICE_LEVEL_VARS]
                 assert not own, f"{name} {methods}: {own} are {method}'s"
         if "ccl" in methods:

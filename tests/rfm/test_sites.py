@@ -16,15 +16,29 @@ from dataclasses import dataclass, field
 import pytest
 import yaml
 
+from gpucomm.analysis.references import FIGURES, METHOD_OF
 from gpucomm.constants import METHODS
 from gpucomm.metrics import busbw_GBps, goodput_GBps
-from gpucomm.analysis.references import FIGURES, METHOD_OF
 from gpucomm.site.siteconf import slurm_access
-from reframe_helpers import (DATAPATH_CHECKS, HEALTH_CHECKS, INTERNODE_CHECKS, NATIVE_CHECKS, NICPATH_CHECKS,
-                             NODESTATE_CHECKS, NOISE_CHECKS, PAIR_MATRIX_CHECKS, REPO, SHARED_CSV,
-                             check_classes, clean_env)
-from reframe_helpers import dry_runs as dry_run_all
-from reframe_helpers import job_script, reframe, report_cases, shared_dry_run, watchdog_s
+from reframe_helpers import (
+    DATAPATH_CHECKS,
+    HEALTH_CHECKS,
+    INTERNODE_CHECKS,
+    NATIVE_CHECKS,
+    NICPATH_CHECKS,
+    NODESTATE_CHECKS,
+    NOISE_CHECKS,
+    PAIR_MATRIX_CHECKS,
+    REPO,
+    SHARED_CSV,
+    check_classes,
+    clean_env,
+    dry_runs as dry_run_all,
+    job_script,
+    reframe,
+    shared_dry_run,
+    watchdog_s,
+)
 
 BIND = str(REPO / "config" / "bin" / "gpucomm-bind")
 ACCOUNT = "gpucomm_test"
@@ -321,6 +335,7 @@ def test_nvshmem_between_nodes_needs_a_remote_transport(tmp_path):
     """An environment that names no NVSHMEM remote transport skips nvshmem across nodes, with
     the reason, and still runs it within one node."""
     from types import SimpleNamespace
+
     from gpucomm.rfm.availability import unavailable
     part = SimpleNamespace(features=["gpu", "nvgpu"], fullname="x:gpu",
                            select_devices=lambda kind: [SimpleNamespace(num_devices=4)])
@@ -371,7 +386,7 @@ def test_checks_resolve_their_references(dry_runs, system):
             pytest.fail(f"{system}.yaml has no num_nodes level but the checks run on several "
                         "nodes: regenerate it (python -m gpucomm.analysis.references)")
         want = entry.get(case["method"], {})
-        for var, (value, lower, upper, unit) in want.items():
+        for var, (value, _lower, _upper, unit) in want.items():
             got = case["perfvalues"][f"{site.partition}:{var}"]
             assert got[1:5] == [value, None, None, unit], f"{case['display_name']} {var}"
             checked += 1

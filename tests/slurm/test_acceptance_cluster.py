@@ -21,7 +21,7 @@ from reframe_helpers import REPO, reframe, report_cases
 
 # the cluster fixture and helpers of the cluster's own tests (same module state: one worker)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_cluster import NODES, cluster, wait_nodes, all_idle  # noqa: E402,F401
+from test_cluster import NODES, all_idle, cluster, wait_nodes  # noqa: E402,F401
 
 pytestmark = pytest.mark.cluster
 

@@ -13,6 +13,7 @@ from gpucomm.analysis import compare
 
 DATA = Path(__file__).parents[1] / "data"
 REPO = Path(__file__).resolve().parents[2]
+H200X2 = REPO / "bench" / "results" / "2026-11-30-nvidia-h200-x2"  # the reference node's runs
 
 
 def fake_bin(folder, *names):
@@ -78,7 +79,7 @@ def test_ccl_pingpong_against_nccl_tests(tmp_path):
                  _payload_json([(8, 11.0), (128 << 20, 420.0), (512 << 20, 1500.0)])])
     outputs = {"--graph off": (2, "gpucomm: error: unrecognized arguments: --graph off"),
                "--graph on": None,
-               "sendrecv_perf": (0, (DATA / "native" / "nccl-tests_sendrecv_g2_2.txt").read_text())}
+               "sendrecv_perf": (0, (H200X2 / "03-native" / "nccl-tests_sendrecv_g2.txt").read_text())}
     calls = []
 
     def runner(argv, path):
@@ -151,7 +152,8 @@ def test_bandwidth_is_judged_operation_against_the_same_operation():
     assert mpi_bw.native["osu_bw"]["args"][:4] == ["-m", "67108864:1073741824", "-W", "8"]
     assert {m.native_tool for m in mpi_pp.metrics if m.kind == "bw"} == {"osu_latency_big"}
     big = mpi_pp.native["osu_latency_big"]
-    assert big["binary"] == "osu_latency" and "-c" not in big["args"] and big["args"][:2] == ["-m", "67108864:1073741824"]
+    assert big["binary"] == "osu_latency" and "-c" not in big["args"]
+    assert big["args"][:2] == ["-m", "67108864:1073741824"]
     assert compare.criterion("gpu-aware-mpi", "default", "bw") == ("ratio_min", 0.97)
     assert compare.criterion("gpu-aware-mpi", "default", "lat") is None
 
@@ -196,11 +198,10 @@ def test_harness_dry_run_on_a_cpu_machine(tmp_path):
 
 def test_side_by_side_from_the_reference_node_reports(tmp_path):
     """bench/lib/side_by_side.py: the native checks' report against the health sessions' reports,
-    same method, operation and size (the committed 11-tools2/side-by-side.md; copies in
-    tests/data/h200x2-results)."""
-    results = REPO / "tests" / "data" / "h200x2-results"
+    same method, operation and size (the committed 11-tools2/side-by-side.md)."""
+    results = H200X2
     health = sorted(str(p) for d in ("12-health", "13-health-validation")
-                    for p in (results / d).glob("report-health-*.json"))
+                    for p in (results / d / "reports").glob("report-health-*.json"))
     out = tmp_path / "sbs.md"
     run = subprocess.run([sys.executable, str(REPO / "bench" / "lib" / "side_by_side.py"),
                           "--native", str(results / "11-tools2" / "report-native.json"),
@@ -218,10 +219,9 @@ def test_side_by_side_from_the_reference_node_reports(tmp_path):
 ])
 def test_the_reference_node_tables_from_their_raw_outputs(tmp_path, only, sizes, iters, warmup, table):
     """15-issue8-bw's committed ratio tables are what bench/compare --from-raw makes of the
-    raw outputs committed beside them (every pair, OSU, nccl-tests, CE copy and payload JSON;
-    copies in tests/data/h200x2-results/15-issue8-bw)."""
+    raw outputs committed beside them (every pair, OSU, nccl-tests, CE copy and payload JSON)."""
     import tarfile
-    results = REPO / "tests" / "data" / "h200x2-results" / "15-issue8-bw"
+    results = H200X2 / "15-issue8-bw"
     with tarfile.open(results / "data.tgz") as tar:
         # the "data" filter where this Python has it (3.11.4+), our own archive either way
         tar.extractall(tmp_path, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))

@@ -151,7 +151,8 @@ def test_benign_clock_reasons_pass(nvml, tmp_path, sysfs, reasons):
 def test_idle_gpu_may_lower_its_pcie_generation(nvml, tmp_path, sysfs):
     nvml({"driver": "x", "gpus": [nvml_standin.gpu(0, pcie=[1, 5, 16, 16], reasons=0x1)]})
     code, record, _, _ = run(tmp_path, sysfs, "--expect", expect_file(tmp_path, "h200-sxm-1gpu"))
-    assert code == EXIT_OK and record["notes"] == ["GPU 0 (0000:19:00.0): PCIe gen 1 now, idle (gen 5 expected under load)"]
+    assert code == EXIT_OK
+    assert record["notes"] == ["GPU 0 (0000:19:00.0): PCIe gen 1 now, idle (gen 5 expected under load)"]
 
 
 def test_gpu_count_and_nics(nvml, tmp_path, sysfs):

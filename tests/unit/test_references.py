@@ -10,9 +10,19 @@ import math
 import pytest
 import yaml
 
+from gpucomm.analysis.references import (
+    FIGURES,
+    METHOD_OF,
+    NO_FIGURE,
+    PARTITION_OF,
+    build,
+    generate,
+    index_of,
+    keys_of,
+    main,
+    perf_points,
+)
 from gpucomm.constants import BEYOND_PAPER, METHODS, PAPER_REFERENCES
-from gpucomm.analysis.references import (FIGURES, METHOD_OF, NO_FIGURE, PARTITION_OF, build,
-                                generate, index_of, keys_of, main, perf_points)
 from reframe_helpers import REPO, SHARED_CSV, check_classes
 
 REFS = REPO / "config" / "references"

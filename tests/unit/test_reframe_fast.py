@@ -25,6 +25,7 @@ def test_the_fast_walk_names_the_same_frame(monkeypatch):
 def test_the_reference_files_parse_the_same(monkeypatch):
     import reframe.core.pipeline as pipeline
     import yaml
+
     from reframe_helpers import REPO
     monkeypatch.setattr(pipeline, "yaml", pipeline.yaml)
     reframe_fast.install()

@@ -19,9 +19,11 @@ from gpucomm import constants
 from gpucomm.analysis.report import default_paper_csv, main
 
 REPO = Path(__file__).resolve().parents[2]
-DEVICE = REPO / "tests" / "data" / "report" / "h200x2-2026-11-30"
-DEVICE_OUT = DEVICE / "output" / "local" / "h200x2" / "default"
-SUITE = REPO / "tests" / "data" / "report" / "h200x2-2026-11-30-suite"  # the second run, with collectives
+#: the reference node's runs (bench/results/2026-11-30-nvidia-h200-x2, each folder's MANIFEST)
+H200X2 = REPO / "bench" / "results" / "2026-11-30-nvidia-h200-x2"
+DEVICE = H200X2 / "01-smoke"
+DEVICE_OUT = DEVICE / "output"
+SUITE = H200X2 / "02-suite"  # the second run, with collectives
 GiB = 1 << 30
 PAPER_ROWS = """system,scope,operation,method,gpu_pair,nodes,ranks,size_bytes,goodput_gbps_mean,goodput_gbps_median,goodput_gbps_p05,goodput_gbps_p95,time_us_mean,time_us_median,iterations,source_figure
 alps,intra,pingpong,ccl,,1,2,1073741824,1003.28,1003.43,1001.75,1004.25,8561.89,8560.54,100,fig3
@@ -481,7 +483,7 @@ def assert_page_order(text):
     return page
 
 
-NATIVE = REPO / "tests" / "data" / "h200x2-results" / "11-tools2" / "report-native.json"
+NATIVE = H200X2 / "11-tools2" / "report-native.json"
 
 
 def test_headline_table(tmp_path, capsys):

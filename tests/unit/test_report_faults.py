@@ -2,7 +2,6 @@
 is refused with the valid names, a test case without a result is no PASS, and perf values that
 are not numbers are flagged, never dropped silently."""
 
-import copy
 import fcntl
 import json
 import math
@@ -15,7 +14,8 @@ from gpucomm import constants
 from gpucomm.analysis.report import OUTPUT_MARKER, main
 
 REPO = Path(__file__).resolve().parents[2]
-PASSING = REPO / "tests" / "data" / "h200x2-results" / "13-health-validation" / "report-health-1.json"
+H200X2 = REPO / "bench" / "results" / "2026-11-30-nvidia-h200-x2"  # the reference node's runs
+PASSING = H200X2 / "13-health-validation" / "reports" / "report-health-1.json"
 
 
 def passing():

@@ -15,8 +15,9 @@ from PIL import Image
 from gpucomm.analysis.report import main, render, tables
 
 REPO = Path(__file__).resolve().parents[2]
-DEVICE = REPO / "tests" / "data" / "report" / "h200x2-2026-11-30"
-SUITE = REPO / "tests" / "data" / "report" / "h200x2-2026-11-30-suite"
+H200X2 = REPO / "bench" / "results" / "2026-11-30-nvidia-h200-x2"  # the reference node's runs
+DEVICE = H200X2 / "01-smoke"
+SUITE = H200X2 / "02-suite"
 MiB, GiB = 1 << 20, 1 << 30
 
 
@@ -126,7 +127,7 @@ def test_unreadable_paper_table_is_said(tmp_path, capsys):
 
 def test_native_tool_ratios_from_perf_variables(tmp_path, capsys):
     """The native checks' report (11-tools2) beside ours: ratios per perf variable."""
-    native = REPO / "tests" / "data" / "h200x2-results" / "11-tools2" / "report-native.json"
+    native = H200X2 / "11-tools2" / "report-native.json"
     code = main([str(SUITE / "report.json"), str(native), "-o", str(tmp_path), "-q", "--paper", "none"])
     capsys.readouterr()
     assert code == 0

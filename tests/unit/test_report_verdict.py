@@ -12,11 +12,11 @@ from gpucomm import constants
 from gpucomm.analysis.report import build_parser, main
 
 REPO = Path(__file__).resolve().parents[2]
-RESULTS = REPO / "tests" / "data" / "h200x2-results"
+RESULTS = REPO / "bench" / "results" / "2026-11-30-nvidia-h200-x2"  # the reference node's runs
 #: the health-mode sessions of the reference node, in the order they ran
-HEALTH = [RESULTS / study / f"report-health-{i}.json" for study in ("12-health", "13-health-validation")
+HEALTH = [RESULTS / study / "reports" / f"report-health-{i}.json" for study in ("12-health", "13-health-validation")
           for i in range(1, 11)]
-SUITE = REPO / "tests" / "data" / "report" / "h200x2-2026-11-30-suite" / "report.json"
+SUITE = RESULTS / "02-suite" / "report.json"
 
 
 def load(path):
@@ -143,7 +143,8 @@ PERFLOG_HEADER = ("result|job_completion_time|job_completion_time_unix|jobid|sys
 def test_dry_run_perflog_lines_are_no_healthy_night(tmp_path, capsys):
     """ReFrame writes perflog lines with result 'pass' in a --dry-run: no job, no value."""
     log = tmp_path / "PingPongCheck.log"
-    real = "pass|2026-11-29T05:54:47|1795931687.8|12|local|h200x2|default|PingPongCheck %method=host|vm|1.0|us|1.2|null|1.5\n"
+    real = ("pass|2026-11-29T05:54:47|1795931687.8|12|local|h200x2|default|PingPongCheck %method=host|vm|1.0|us|"
+            "1.2|null|1.5\n")
     dry = "pass|2026-11-30T05:54:47+00:00|null||local|h200x2|default|PingPongCheck %method=host||None|us|1.2|null|1.5\n"
     log.write_text(PERFLOG_HEADER + real + dry)
     code, out, _ = report([log, "-o", tmp_path / "r", "-q", "--paper", "none"], capsys)

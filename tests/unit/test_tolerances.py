@@ -9,7 +9,7 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[2]
 #: copies of bench/results/2026-11-30-nvidia-h200-x2/{10-health,12-health,13-health-validation}/reports
-RESULTS = REPO / "tests" / "data" / "h200x2-results"
+RESULTS = REPO / "bench" / "results" / "2026-11-30-nvidia-h200-x2"
 FRESH = "(pingpong ipc-copy_|%method=ipc-copy )"
 
 
@@ -19,7 +19,7 @@ def _tolerances():
 
 
 def reports(folder):
-    return sorted(str(p) for p in (RESULTS / folder).glob("report-health-*.json"))
+    return sorted(str(p) for p in (RESULTS / folder / "reports").glob("report-health-*.json"))
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +32,8 @@ def test_the_shipped_health_references_are_the_rule_on_26_sessions(tol, tmp_path
     args = reports("12-health") + reports("13-health-validation") + ["--pool", *reports("10-health"),
                                                                       "--fresh-only", FRESH, "--pairs-pooled",
                                                                       "--keep-reference-failures",
-                                                                      "--yaml", str(out), "--md", str(tmp_path / "t.md")]
+                                                                      "--yaml", str(out),
+                                                                      "--md", str(tmp_path / "t.md")]
     assert tol.main(args) == 0
     proposed = yaml.safe_load(out.read_text())
     shipped = yaml.safe_load((REPO / "config" / "references" / "local.yaml").read_text())
@@ -54,10 +55,12 @@ def test_the_shipped_health_references_are_the_rule_on_26_sessions(tol, tmp_path
 def test_cross_validation(tol, tmp_path):
     md = tmp_path / "x.md"
     tol.main(reports("12-health") + ["--pool", *reports("10-health"), "--fresh-only", FRESH, "--pairs-pooled",
-                                     "--keep-reference-failures", "--judge", *reports("13-health-validation"), "--md", str(md)])
+                                     "--keep-reference-failures", "--judge", *reports("13-health-validation"),
+                                     "--md", str(md)])
     assert "10 of 10 later runs pass" in md.read_text()
     tol.main(reports("13-health-validation") + ["--pool", *reports("10-health"), "--fresh-only", FRESH,
-                                                "--pairs-pooled", "--keep-reference-failures", "--judge", *reports("12-health"), "--md", str(md)])
+                                                "--pairs-pooled", "--keep-reference-failures", "--judge",
+                                                *reports("12-health"), "--md", str(md)])
     text = md.read_text()
     assert "9 of 10 later runs pass" in text
     fails = [ln for ln in text.splitlines() if "| FAIL |" in ln]

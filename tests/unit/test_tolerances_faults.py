@@ -12,7 +12,7 @@ import yaml
 from gpucomm.constants import EXIT_BAD_INPUT
 
 REPO = Path(__file__).resolve().parents[2]
-RESULTS = REPO / "tests" / "data" / "h200x2-results" / "10-health"
+RESULTS = REPO / "bench" / "results" / "2026-11-30-nvidia-h200-x2" / "10-health" / "reports"
 CHECK, VAR = "HealthCheck %operation=pingpong", "host_goodput_1MiB"
 
 
@@ -32,7 +32,7 @@ def _write(tmp_path, n, failed=()):
         doc = copy.deepcopy(base)
         doc["session_info"]["uuid"] = f"session-{i}"
         for tc in doc["runs"][0]["testcases"]:
-            for key, val in (tc.get("perfvalues") or {}).items():
+            for val in (tc.get("perfvalues") or {}).values():
                 if isinstance(val, list) and val and isinstance(val[0], (int, float)):
                     val[0] *= 1 + 0.01 * i
             if tc["name"] == CHECK and i in failed:

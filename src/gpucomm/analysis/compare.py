@@ -99,6 +99,39 @@ def _sizes_arg(sizes):
     return ",".join(str(s) for s in sizes)
 
 
+class _Tools:
+    """The native tools' runs of one comparison (make_pairs' options): osu_latency with -c at the
+    latency sizes, osu_latency and osu_bw without -c at the bandwidth sizes, nccl-tests."""
+
+    def __init__(self, sizes, iters, warmup, lat_iters, lat_warmup):
+        self.sizes, self.iters, self.warmup = sizes, iters, warmup
+        self.lat_iters, self.lat_warmup = lat_iters, lat_warmup
+        self.lat = [s for s in sizes if s < BIG]
+        self.big = [s for s in sizes if s >= BIG]
+        self.lo, self.hi = (min(self.big), max(self.big)) if self.big else (BIG, BIG)
+
+    def osu(self, bench, first, last, **opts):
+        opts = {"iters": self.iters, "warmup": self.warmup, **opts}
+        return {"binary": bench, "kind": "osu", "mpi": True, "args": osu_options(bench, first, last, **opts)}
+
+    def nccl_tests(self, test, nranks):
+        return {"binary": f"{test}_perf", "kind": "nccl-tests", "mpi": True,
+                "args": nccl_tests_options(test, min(self.sizes), max(self.sizes), nranks=nranks,
+                                           iters=self.iters, warmup=self.warmup)}
+
+    def osu_lat(self, dev):
+        return self.osu("osu_latency", min(self.lat or [8]), max(self.lat or [8]), validate=True,
+                        iters=self.lat_iters or self.iters, warmup=self.lat_warmup or self.warmup, device=dev)
+
+    def osu_lat_big(self, dev):
+        # the ping-pong at the bandwidth sizes: osu_latency without -c (its check copies every
+        # message to the host), as osu_bw
+        return self.osu("osu_latency", self.lo, self.hi, device=dev)
+
+    def osu_bw(self, dev, w):
+        return self.osu("osu_bw", self.lo, self.hi, window=w, device=dev)
+
+
 def make_pairs(ngpus=2, sizes=SIZES, iters=50, warmup=5, window=8, lat_iters=0, lat_warmup=0):
     """The comparison pairs (bench/compare's docstring: what is compared with what; CRITERIA:
     why operation against the same operation).  ``iters`` and ``warmup`` go to every tool;
@@ -110,32 +143,9 @@ def make_pairs(ngpus=2, sizes=SIZES, iters=50, warmup=5, window=8, lat_iters=0, 
     osu_bw runs without -c: its validation fills and checks the buffer on the CPU every
     iteration (a host osu_bw at 64 MiB outlived 20 s on the reference node); osu_latency keeps
     -c at the latency sizes."""
-    lat = [s for s in sizes if s < BIG]
-    big = [s for s in sizes if s >= BIG]
-    lo, hi = (min(big), max(big)) if big else (BIG, BIG)
+    tools = _Tools(sizes, iters, warmup, lat_iters, lat_warmup)
+    lat, big = tools.lat, tools.big
     wopt = {"default": ["--window", str(window)]}
-
-    def osu(bench, first, last, **opts):
-        opts = {"iters": iters, "warmup": warmup, **opts}
-        return {"binary": bench, "kind": "osu", "mpi": True, "args": osu_options(bench, first, last, **opts)}
-
-    def nccl_tests(test, nranks):
-        return {"binary": f"{test}_perf", "kind": "nccl-tests", "mpi": True,
-                "args": nccl_tests_options(test, min(sizes), max(sizes), nranks=nranks, iters=iters,
-                                           warmup=warmup)}
-
-    def osu_lat(dev):
-        return osu("osu_latency", min(lat or [8]), max(lat or [8]), validate=True,
-                   iters=lat_iters or iters, warmup=lat_warmup or warmup, device=dev)
-
-    def osu_lat_big(dev):
-        # the ping-pong at the bandwidth sizes: osu_latency without -c (its check copies every
-        # message to the host), as osu_bw
-        return osu("osu_latency", lo, hi, device=dev)
-
-    def osu_bw(dev, w):
-        return osu("osu_bw", lo, hi, window=w, device=dev)
-
     dev = "cuda"
     ce = {"binary": "bench/ce_copy.py", "kind": "ce", "mpi": False,
           "args": ["--iters", str(iters)], "per_size": big}
@@ -145,24 +155,24 @@ def make_pairs(ngpus=2, sizes=SIZES, iters=50, warmup=5, window=8, lat_iters=0, 
         Pair("ipc-copy", "pingpong", "ipc-copy", True, {"ce": ce},
              [Metric("bw", s, "goodput_GBps", "goodput_GBps", "ce") for s in big]),
         Pair("ccl-pingpong", "pingpong", "ccl", True,
-             {"sendrecv": nccl_tests("sendrecv", 2)},
+             {"sendrecv": tools.nccl_tests("sendrecv", 2)},
              [Metric("lat", s, "latency", "latency", "sendrecv") for s in lat]
              + [Metric("bw", s, "goodput_GBps", "busbw_GBps", "sendrecv") for s in big],
              variants=PAYLOAD_VARIANTS["ccl-pingpong"]),
         Pair("ccl-allreduce", "allreduce", "ccl", True,
-             {"all_reduce": nccl_tests("all_reduce", ngpus)},
+             {"all_reduce": tools.nccl_tests("all_reduce", ngpus)},
              [Metric("lat", s, "latency", "latency", "all_reduce") for s in lat]
              + [Metric("bw", s, "busbw_GBps", "busbw_GBps", "all_reduce") for s in big],
              nranks=ngpus),
-        Pair("gpu-aware-mpi-bw", "bw", "gpu-aware-mpi", True, {"osu_bw": osu_bw(dev, window)},
+        Pair("gpu-aware-mpi-bw", "bw", "gpu-aware-mpi", True, {"osu_bw": tools.osu_bw(dev, window)},
              [Metric("bw", s, "goodput_GBps", "goodput_GBps", "osu_bw") for s in big], variants=wopt),
         Pair("gpu-aware-mpi", "pingpong", "gpu-aware-mpi", True,
-             {"osu_latency": osu_lat(dev), "osu_latency_big": osu_lat_big(dev)},
+             {"osu_latency": tools.osu_lat(dev), "osu_latency_big": tools.osu_lat_big(dev)},
              [Metric("lat", s, "latency", "latency", "osu_latency") for s in lat]
              + [Metric("bw", s, "goodput_GBps", "goodput_GBps", "osu_latency_big") for s in big],
              lat_iters=lat_iters, lat_warmup=lat_warmup),
         Pair("host", "pingpong", "host", False,
-             {"osu_latency": osu_lat(""), "osu_bw": osu_bw("", 1)},
+             {"osu_latency": tools.osu_lat(""), "osu_bw": tools.osu_bw("", 1)},
              [Metric("lat", s, "latency", "latency", "osu_latency") for s in lat]
              + [Metric("bw", s, "goodput_GBps", "goodput_GBps", "osu_bw") for s in big],
              lat_iters=lat_iters, lat_warmup=lat_warmup),
@@ -425,44 +435,52 @@ def run_pairs(pairs, setup, out, repeats, runner, sizes=SIZES, iters=50, warmup=
             continue
         raw = os.path.join(out, "raw", pair.name)
         os.makedirs(raw, exist_ok=True)
-        payload_runs = {v: [] for v in pair.variants}
-        native_runs = {t: [] for t in pair.native}
-        failed = {}
-        for r in range(repeats):
-            for variant in pair.variants:
-                if variant in failed:
-                    continue
-                stem = os.path.join(raw, f"{r}-payload-{variant}")
-                recs = {}
-                try:
-                    for argv, path in payload_cmds(pair, variant, setup, sizes, iters, warmup, stem):
-                        rc, text = runner(argv, path[:-len(".json")] + ".out")
-                        if rc != 0:
-                            raise GpucommError(_first_error(text, rc))
-                        with open(path) as fp:
-                            recs.update(parse_payload(fp.read()))
-                    payload_runs[variant].append(recs)
-                except (OSError, GpucommError) as exc:
-                    failed[variant] = str(exc)
-            for tool in pair.native:
-                recs = {}
-                for size, argv in native_cmds(pair, tool, paths[tool], setup):
-                    stem = os.path.join(raw, f"{r}-native-{tool}" + (f"-{size}" if size else ""))
-                    rc, text = runner(argv, stem + ".out")
-                    try:
-                        if rc != 0:
-                            raise GpucommError(_first_error(text, rc))
-                        spec = pair.native[tool]
-                        recs.update(parse_native(spec["kind"], text, spec["binary"], pair.nranks))
-                    except GpucommError as exc:
-                        failed[tool] = str(exc)
-                if recs:
-                    native_runs[tool].append(recs)
+        payload_runs, native_runs, failed = _run_pair(pair, paths, setup, raw, repeats, runner, sizes, iters, warmup)
         for name, why in failed.items():
             not_run.append((f"{pair.name}/{name}", f"failed: {why}"))
         ok_variants = {v: runs for v, runs in payload_runs.items() if runs}
         rows += table_rows(pair, ok_variants, native_runs)
     return rows, not_run
+
+
+def _run_pair(pair, paths, setup, raw, repeats, runner, sizes, iters, warmup):
+    """One pair's runs, ``repeats`` times payload and native alternating, raw outputs in
+    ``raw``: ({variant: [records by size]}, {tool: [records by size]}, {variant or tool: why it
+    failed})."""
+    payload_runs = {v: [] for v in pair.variants}
+    native_runs = {t: [] for t in pair.native}
+    failed = {}
+    for r in range(repeats):
+        for variant in pair.variants:
+            if variant in failed:
+                continue
+            stem = os.path.join(raw, f"{r}-payload-{variant}")
+            recs = {}
+            try:
+                for argv, path in payload_cmds(pair, variant, setup, sizes, iters, warmup, stem):
+                    rc, text = runner(argv, path[:-len(".json")] + ".out")
+                    if rc != 0:
+                        raise GpucommError(_first_error(text, rc))
+                    with open(path) as fp:
+                        recs.update(parse_payload(fp.read()))
+                payload_runs[variant].append(recs)
+            except (OSError, GpucommError) as exc:
+                failed[variant] = str(exc)
+        for tool in pair.native:
+            recs = {}
+            for size, argv in native_cmds(pair, tool, paths[tool], setup):
+                stem = os.path.join(raw, f"{r}-native-{tool}" + (f"-{size}" if size else ""))
+                rc, text = runner(argv, stem + ".out")
+                try:
+                    if rc != 0:
+                        raise GpucommError(_first_error(text, rc))
+                    spec = pair.native[tool]
+                    recs.update(parse_native(spec["kind"], text, spec["binary"], pair.nranks))
+                except GpucommError as exc:
+                    failed[tool] = str(exc)
+            if recs:
+                native_runs[tool].append(recs)
+    return payload_runs, native_runs, failed
 
 
 def replay_runner(argv, stdout_path):

@@ -28,8 +28,14 @@ import sys
 import threading
 import time
 
-from ..constants import (EXIT_BAD_INPUT, EXIT_OK, EXIT_REPORT_FAIL, EXIT_REPORT_NOTHING_RAN,
-                         NIGHTLY_ORPHAN_GRACE_S, NIGHTLY_STOP_GRACE_S)
+from ..constants import (
+    EXIT_BAD_INPUT,
+    EXIT_OK,
+    EXIT_REPORT_FAIL,
+    EXIT_REPORT_NOTHING_RAN,
+    NIGHTLY_ORPHAN_GRACE_S,
+    NIGHTLY_STOP_GRACE_S,
+)
 
 PREFIX = "gpucomm nightly"
 #: the signals that stop a night (a cron ``timeout``: SIGTERM; Ctrl-C: SIGINT; a closed terminal: SIGHUP)

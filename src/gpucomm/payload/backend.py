@@ -2,9 +2,14 @@
 
 Every buffer is a flat uint8 array.  Device buffers come straight from cudaMalloc/hipMalloc
 (not from cupy's pool), so their base address is the allocation's and IPC handles map 1:1.
+``Backend`` is what the engine, the methods and the operations may read of one (a Protocol:
+NumpyBackend and CupyBackend, and the tests' stand-ins, give all of it).
 """
 
+from __future__ import annotations
+
 import os
+from typing import Any, Callable, Protocol
 
 import numpy as np
 
@@ -65,18 +70,68 @@ def cgroup_room(proc_cgroup="/proc/self/cgroup", root="/sys/fs/cgroup"):
     return None
 
 
+class Backend(Protocol):
+    """An array backend: where a rank's buffers live and how they are made, filled, compared
+    and synchronised."""
+
+    name: str                        # numpy or cupy (--backend)
+    is_device: bool                  # buffers in device memory
+    is_hip: bool                     # a ROCm GPU (cupy built for HIP)
+    device: int | None               # the rank's GPU, None on the host
+    stream: Any                      # the rank's one stream (cupy), None on the host
+    xp: Any                          # the array module, numpy or cupy
+
+    def empty(self, nbytes: int, dtype: Any = np.uint8) -> Any:
+        """A flat array of ``nbytes`` bytes (device memory: a plain allocation, no pool)."""
+
+    def free_bytes(self, sharers: int = 1) -> int | None:
+        """The memory this rank may still allocate, or None where unknown."""
+
+    def host_empty(self, nbytes: int) -> Any:
+        """A host buffer (pinned for a device backend)."""
+
+    def pattern(self, n: int, seed: int) -> Any:
+        """``n`` bytes of the validation pattern of ``seed``."""
+
+    def asarray(self, host_array: Any) -> Any:
+        """``host_array`` in this backend's memory."""
+
+    def to_host(self, arr: Any) -> np.ndarray:
+        """``arr`` as a host numpy array."""
+
+    def first_mismatch(self, got: Any, expected: Any) -> int:
+        """The first index where ``got`` and ``expected`` differ, -1 where none."""
+
+    def synchronize(self) -> None:
+        """Wait for everything this rank queued."""
+
+    def copy(self, dst: Any, src: Any, nbytes: int) -> None:
+        """``nbytes`` of ``src`` into ``dst`` (on the rank's stream for a device backend)."""
+
+    def capture(self, steps: Callable[[], None]) -> Any:
+        """A graph of what ``steps()`` queues (device backends; CapabilityError on the host)."""
+
+    def pci_bus_id(self) -> str | None:
+        """The rank's GPU's PCI bus id, None on the host."""
+
+    def describe(self) -> dict[str, Any]:
+        """backend, device, pci_bus_id, name: the run's meta."""
+
+
 class NumpyBackend:
     name = "numpy"
     is_device = False
-    xp = np
+    is_hip = False
+    stream: Any = None
+    xp: Any = np
 
-    def __init__(self, device=None):
-        self.device = None
+    def __init__(self, device: int | None = None) -> None:
+        self.device: int | None = None
 
-    def empty(self, nbytes, dtype=np.uint8):
+    def empty(self, nbytes: int, dtype: Any = np.uint8) -> Any:
         return np.empty(nbytes // np.dtype(dtype).itemsize, dtype=dtype)
 
-    def free_bytes(self, sharers=1):
+    def free_bytes(self, sharers: int = 1) -> int | None:
         """Host memory available to this rank: the node's free memory, or what the process's
         cgroup (a Slurm job's) still allows where that is less, over ``sharers`` ranks."""
         try:
@@ -88,29 +143,35 @@ class NumpyBackend:
             free = room if free is None else min(free, room)
         return None if free is None else free // max(1, sharers)
 
-    def host_empty(self, nbytes):
+    def host_empty(self, nbytes: int) -> Any:
         return np.empty(nbytes, dtype=np.uint8)
 
-    def pattern(self, n, seed):
+    def pattern(self, n: int, seed: int) -> Any:
         return np.resize(_base_pattern(seed), n)
 
-    def asarray(self, host_array):
+    def asarray(self, host_array: Any) -> Any:
         return np.ascontiguousarray(host_array)
 
-    def to_host(self, arr):
+    def to_host(self, arr: Any) -> np.ndarray:
         return np.asarray(arr)
 
-    def first_mismatch(self, got, expected):
+    def first_mismatch(self, got: Any, expected: Any) -> int:
         bad = np.flatnonzero(got != expected)
         return int(bad[0]) if bad.size else -1
 
-    def synchronize(self):
+    def synchronize(self) -> None:
         pass
 
-    def copy(self, dst, src, nbytes):
+    def copy(self, dst: Any, src: Any, nbytes: int) -> None:
         dst[:nbytes] = src[:nbytes]
 
-    def describe(self):
+    def capture(self, steps: Callable[[], None]) -> Any:
+        raise CapabilityError("no graph capture on host memory (a device backend's)")
+
+    def pci_bus_id(self) -> str | None:
+        return None
+
+    def describe(self) -> dict[str, Any]:
         return {"backend": "numpy", "device": "host"}
 
 
@@ -118,7 +179,7 @@ class CupyBackend:
     name = "cupy"
     is_device = True
 
-    def __init__(self, device):
+    def __init__(self, device: int) -> None:
         try:
             import cupy
         except Exception as exc:  # ImportError, or a broken CUDA install
@@ -141,47 +202,47 @@ class CupyBackend:
         self.stream = cupy.cuda.Stream(non_blocking=True)
         self.stream.use()
 
-    def free_bytes(self, sharers=1):
+    def free_bytes(self, sharers: int = 1) -> int | None:
         """Free memory of this rank's GPU."""
         try:
             return int(self.runtime.memGetInfo()[0])
         except Exception:
             return None
 
-    def empty(self, nbytes, dtype=np.uint8):
+    def empty(self, nbytes: int, dtype: Any = np.uint8) -> Any:
         cupy = self.xp
         mem = cupy.cuda.Memory(max(nbytes, 1))  # a plain cudaMalloc, no pool
         ptr = cupy.cuda.MemoryPointer(mem, 0)
         return cupy.ndarray((nbytes // np.dtype(dtype).itemsize,), dtype=dtype, memptr=ptr)
 
-    def host_empty(self, nbytes):
+    def host_empty(self, nbytes: int) -> Any:
         import cupyx
         return cupyx.empty_pinned((nbytes,), dtype=np.uint8)
 
-    def pattern(self, n, seed):
+    def pattern(self, n: int, seed: int) -> Any:
         base = self.xp.asarray(_base_pattern(seed))
         reps = -(-n // PATTERN_PERIOD)
         return self.xp.tile(base, reps)[:n]
 
-    def asarray(self, host_array):
+    def asarray(self, host_array: Any) -> Any:
         return self.xp.asarray(host_array)
 
-    def to_host(self, arr):
+    def to_host(self, arr: Any) -> np.ndarray:
         return self.xp.asnumpy(arr)
 
-    def first_mismatch(self, got, expected):
+    def first_mismatch(self, got: Any, expected: Any) -> int:
         bad = self.xp.flatnonzero(got != expected)
         return int(bad[0]) if bad.size else -1
 
-    def synchronize(self):
+    def synchronize(self) -> None:
         self.stream.synchronize()
         self.xp.cuda.Device(self.device).synchronize()
 
-    def copy(self, dst, src, nbytes):
+    def copy(self, dst: Any, src: Any, nbytes: int) -> None:
         self.runtime.memcpyAsync(dst.data.ptr, src.data.ptr, nbytes, self.runtime.memcpyDefault,
                                  self.stream.ptr)
 
-    def capture(self, steps):
+    def capture(self, steps: Callable[[], None]) -> Any:
         """A graph of what ``steps()`` queues on the rank's stream (captured, not run)."""
         stream = self.stream
         stream.begin_capture()
@@ -195,10 +256,10 @@ class CupyBackend:
             raise
         return stream.end_capture()
 
-    def pci_bus_id(self):
+    def pci_bus_id(self) -> str | None:
         return self.xp.cuda.Device(self.device).pci_bus_id
 
-    def describe(self):
+    def describe(self) -> dict[str, Any]:
         props = self.runtime.getDeviceProperties(self.device)
         name = props["name"]
         name = name.decode() if isinstance(name, bytes) else str(name)
@@ -206,7 +267,7 @@ class CupyBackend:
                 "pci_bus_id": self.pci_bus_id(), "name": name}
 
 
-def make_backend(name, device):
+def make_backend(name: str, device: int) -> Backend:
     if name == "numpy":
         return NumpyBackend()
     if name == "cupy":

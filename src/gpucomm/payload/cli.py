@@ -8,9 +8,19 @@ import sys
 import time
 
 from .. import __version__
-from ..constants import (EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, LOOP_AUTO, LOOP_CHOICES, LOOP_ENV,
-                         METHODS, PAIR_SCOPES, PAIRS_ALL, PAIRS_ROUNDS)
-from ..contract import ERROR_PREFIX
+from ..constants import (
+    EXIT_BAD_INPUT,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    LOOP_AUTO,
+    LOOP_CHOICES,
+    LOOP_ENV,
+    METHODS,
+    PAIR_SCOPES,
+    PAIRS_ALL,
+    PAIRS_ROUNDS,
+)
+from ..contract import ERROR_PREFIX, PAYLOAD_OPTIONS
 from ..errors import GpucommError
 from ..sizes import parse_sizes
 from .topology import env_rank
@@ -76,8 +86,29 @@ _seconds = _number(float, 0, MAX_SECONDS)
 _positive_seconds = _number(float, 0, MAX_SECONDS, strict=True)
 
 
+#: PayloadOption.kind -> argparse type
+TYPES = {"count": _positive_int, "count0": _nonneg_int, "seconds": _seconds, "seconds+": _positive_seconds,
+         "GBps": _bandwidth, "methods": _methods}
+
+
+def add_option(parser, option):
+    """One row of contract.PAYLOAD_OPTIONS as an argparse option of ``parser``."""
+    kwargs = {"help": option.help, "dest": option.name}
+    if option.action:
+        kwargs["action"] = option.action
+    else:
+        kwargs.update(default=option.default, metavar=option.metavar, choices=option.choices)
+        if option.kind:
+            kwargs["type"] = TYPES[option.kind]
+    if option.required:
+        kwargs["required"] = True
+    parser.add_argument(option.flag, **{k: v for k, v in kwargs.items() if v is not None or k == "default"})
+
+
 def build_parser(epilog=None):
-    """The payload's parser; ``epilog``: the help's closing text (gpucomm.main: its other commands)."""
+    """The payload's command line: one subcommand per operation, each with contract.PAYLOAD_OPTIONS
+    (those of the operations that take them) and its own (the aggressor's, the pair matrix's, an
+    operation's add_arguments); ``epilog``: the help's closing text (gpucomm.main: its other commands)."""
     from .ops import REGISTRY as OPS
     p = _Parser(prog="gpucomm", description="GPU-to-GPU communication benchmarks (run under mpirun or srun).",
                 epilog=epilog, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -86,62 +117,9 @@ def build_parser(epilog=None):
     sub.required = True
     for name in OPS:
         s = sub.add_parser(name, help=f"run the {name} benchmark")
-        s.add_argument("--method", required=True, type=_methods, metavar="METHOD[,METHOD...]",
-                       help=f"one of: {', '.join(METHODS)}; several (comma-separated, or 'all') run in "
-                            "turn in one launch, each skipped with its reason where this machine "
-                            "cannot do it")
-        s.add_argument("--sizes", default="1:1G",
-                       help="message sizes: SIZE or MIN:MAX[:FACTOR], comma-separated; "
-                            "binary units K, M, G (default 1:1G)")
-        s.add_argument("--iters", type=_positive_int, default=None,
-                       help="timed iterations per size (default: 1000 up to 64 KiB, 200 up to 1 MiB, "
-                            "50 up to 64 MiB, 20 above)")
-        s.add_argument("--batch", type=_positive_int, default=None, metavar="N",
-                       help="iterations per timed sample, run back to back between two barriers "
-                            "(default: 20 up to 64 KiB, 4 up to 1 MiB, 5 above; at least 10 samples)")
-        s.add_argument("--budget", type=_positive_seconds, default=None, metavar="SECONDS",
-                       help="timed seconds per size: fewer iterations than --iters where one is slow "
-                            "(estimated from the last warm-up iteration; at least 10)")
-        s.add_argument("--graph", choices=("auto", "on", "off"), default="auto",
-                       help="capture each sample's iterations into a CUDA/HIP graph and time its "
-                            "launch (ccl only); auto: where the method allows it, else the plain loop")
-        s.add_argument("--warmup", type=_nonneg_int, default=None,
-                       help="untimed iterations per size (default: a tenth of --iters, at least 2)")
-        s.add_argument("--backend", choices=("auto", "numpy", "cupy"), default="auto",
-                       help="array backend (auto: numpy for host, cupy for the GPU methods)")
-        s.add_argument("--json", dest="json_path", metavar="FILE", help="write all records to FILE")
-        s.add_argument("--max-bandwidth", type=_bandwidth, default=None, metavar="GBPS",
-                       help="nominal link limit in GB/s; a faster result is an error (default: detect; 0: off)")
-        s.add_argument("--timer", choices=("auto", "host", "device"), default="auto",
-                       help="per-iteration timer: host clock after synchronisation, or device events "
-                            "(ccl, and ipc-copy's point-to-point with stream flags); auto: device where "
-                            "the method allows it, host otherwise")
-        s.add_argument("--loop", choices=LOOP_CHOICES, default=None,
-                       help="the MPI methods' timed loop (ping-pong, multi-pingpong, bw): numba-mpi "
-                            "compiles it (pip install gpucomm[fast]), mpi4py runs it from Python; auto: "
-                            "numba-mpi where it loads, else mpi4py, the record saying why (default: "
-                            f"${LOOP_ENV}, else auto)")
-        s.add_argument("--ranks-per-node", type=_positive_int, default=None, metavar="K",
-                       help="treat consecutive groups of K ranks as nodes (a multi-node run emulated "
-                            "on one machine); default: the MPI shared-memory domains")
-        s.add_argument("--timeout", type=_seconds, default=None, metavar="SECONDS",
-                       help="end the run (every rank, exit 124) if it lasts longer; 0 or unset: no limit")
-        s.add_argument("--allow-shared-gpu", action="store_true",
-                       help="allow two ranks of a node on one GPU")
-        s.add_argument("--validate-every", type=_positive_int, default=None, metavar="N",
-                       help="soak: also check the received data of every timed sample that holds a "
-                            "multiple of N among its iterations (its last iteration, outside the timed "
-                            "region: N <= --batch checks every sample, N a multiple of the batch every "
-                            "Nth iteration), count the wrong samples in the record's 'wrong' and fail "
-                            "naming the first (exit 4); a size with fewer than N iterations is an error; "
-                            "default: once per size, after the last sample")
-        s.add_argument("--validate-sizes", default=None, metavar="SIZES",
-                       help="the sizes --validate-every applies to, in --sizes' syntax; each must be "
-                            "swept (default: every size)")
-        if OPS[name].windowed:
-            s.add_argument("--window", type=_positive_int, default=None, metavar="W",
-                           help="messages sent back to back before the receiver's acknowledgement "
-                                "(osu_bw's -W; default 64)")
+        for option in PAYLOAD_OPTIONS:
+            if option.ops is None or name in option.ops:
+                add_option(s, option)
         if OPS[name].sustained:
             _sustained_arguments(s)
         if hasattr(OPS[name], "add_arguments"):  # an operation's own options (its option_names)
@@ -151,8 +129,6 @@ def build_parser(epilog=None):
                            help=f"{PAIRS_ALL}: every pair one at a time, then the rounds of disjoint "
                                 f"pairs all at once; {PAIRS_ROUNDS}: the rounds only (n-1 rounds for "
                                 f"n ranks, each pair in one: a matrix of many nodes; default {PAIRS_ALL})")
-        s.add_argument("--quiet", action="store_true", help="no human table, JSON records only")
-        s.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
     return p
 
 

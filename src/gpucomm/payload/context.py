@@ -8,11 +8,14 @@ later in its set-up, in this order: ``comm_peers`` once the operation exists (be
 buffers: a method's allocator may map the peers), then ``sendbuf`` and ``recvbuf``.
 """
 
+from __future__ import annotations
+
 import socket
 from dataclasses import dataclass
 from typing import Any, List, NamedTuple, Optional
 
 from ..errors import GpucommError, collective
+from .backend import Backend
 from .topology import cray_xname, emulated_nodes, local_rank, topology_addr
 
 #: the device name of a rank that drives none (Placement.device)
@@ -45,7 +48,7 @@ class Context:
 
     comm: Any                        # the run's communicator (MPI.COMM_WORLD)
     MPI: Any                         # mpi4py's MPI module
-    backend: Any                     # the array backend (backend.NumpyBackend, CupyBackend)
+    backend: Backend                 # the array backend (backend.NumpyBackend, CupyBackend)
     device: dict                     # backend.describe(): backend, device, pci_bus_id, name
     op_name: str                     # the operation (constants.OPERATIONS)
     window: Optional[int]            # --window: bw's messages per window (None: its default)
@@ -66,16 +69,16 @@ class Context:
     sendbuf: Any = None
     recvbuf: Any = None
 
-    def peers(self):
+    def peers(self) -> list[int]:
         """Every other rank."""
         return [r for r in range(self.nranks) if r != self.rank]
 
-    def same_host(self, rank):
+    def same_host(self, rank: int) -> bool:
         """Whether ``rank`` runs on this rank's physical node (shared memory, GPU peer access)."""
         return self.host_node_of[rank] == self.host_node
 
 
-def locate(comm, MPI, ranks_per_node=None):
+def locate(comm: Any, MPI: Any, ranks_per_node: int | None = None) -> Locality:
     """Collective: this rank's Locality.  Its node is its MPI shared-memory domain (its host), or
     with ``ranks_per_node`` K its group of K consecutive ranks (a multi-node run emulated on one
     machine); K must divide the ranks into whole nodes."""
@@ -89,7 +92,7 @@ def locate(comm, MPI, ranks_per_node=None):
     return Locality(lrank, lsize, host_node, node_of)
 
 
-def make_context(cfg, comm, MPI, backend, where):
+def make_context(cfg: Any, comm: Any, MPI: Any, backend: Backend, where: Locality) -> Context:
     """Collective: the Context of one method's run (``cfg``: the engine's RunConfig, ``where``:
     the launch's Locality).  Every rank's placement is gathered here; two ranks of one node
     driving one GPU are a collective error unless cfg.allow_shared_gpu."""
@@ -108,9 +111,9 @@ def make_context(cfg, comm, MPI, backend, where):
                    host_node_of=host_node_of, node_of=node_of, node=node_of[comm.rank])
 
 
-def _check_unshared(placement):
+def _check_unshared(placement: list[Placement]) -> None:
     """A collective GpucommError if two ranks of one node drive the same GPU."""
-    seen = {}
+    seen: dict[tuple[int, str], int] = {}
     for r, p in enumerate(placement):
         key = (p.host_node, p.device)
         if key in seen:

@@ -22,9 +22,20 @@ from ..errors import CapabilityError, GpucommError, PlausibilityError, Validatio
 from ..metrics import time_stats_us
 from .backend import make_backend
 from .context import Context, locate, make_context
-from .faults import (CORRUPT, CORRUPT_EVERY, busy_wait, check_fired, check_requests, corrupt_every_request,
-                     corruption_request, hang_exits, hang_request, slow_node_factor, slow_node_meta,
-                     slow_node_request)
+from .faults import (
+    CORRUPT,
+    CORRUPT_EVERY,
+    busy_wait,
+    check_fired,
+    check_requests,
+    corrupt_every_request,
+    corruption_request,
+    hang_exits,
+    hang_request,
+    slow_node_factor,
+    slow_node_meta,
+    slow_node_request,
+)
 from .meta import nominal_limit, process_age_s, run_meta, timed_loop_fields
 from .methods import get_method
 from .methods.base import Method
@@ -149,25 +160,7 @@ def run(cfg):
     comm = MPI.COMM_WORLD
     dog.rank, dog.where = comm.rank, "checking the request"
     methods = cfg.method.split(",")
-    op_cls = get_operation(cfg.op)
-    for name in methods:
-        get_method(name)
-    msg = op_cls.check_ranks(comm.size)
-    if msg:
-        raise collective(GpucommError(msg))
-    op_cls.check_sizes(cfg.sizes)
-    if cfg.validate_every and op_cls.no_soak:
-        raise collective(GpucommError(f"--validate-every does not apply to {cfg.op}: {op_cls.no_soak}"))
-    if cfg.validate_sizes:
-        missing = [s for s in cfg.validate_sizes if s not in cfg.sizes]
-        if not cfg.validate_every or missing:
-            raise collective(GpucommError(
-                "--validate-sizes needs --validate-every" if not cfg.validate_every else
-                f"--validate-sizes: {', '.join(map(str, missing))} B not swept (--sizes: "
-                f"{', '.join(map(str, cfg.sizes))})"))
-    check_requests(comm.size, cfg.sizes, methods, cfg.op)
-    if cfg.json_path:  # before the first size: a path that cannot be written is bad input now
-        _collective(lambda: _writable(cfg.json_path) if comm.rank == 0 else None, comm)
+    _check_request(cfg, comm, methods)
 
     dog.where = "locating the ranks"
     where = locate(comm, MPI, cfg.ranks_per_node)
@@ -197,6 +190,31 @@ def run(cfg):
         dog.cancel()
     out.done(True, status=status)
     return 0
+
+
+def _check_request(cfg, comm, methods):
+    """Collective, before any set-up: the request's errors (an unknown method, too few ranks,
+    sizes the operation cannot take, a soak it does not allow, fault hooks that cannot fire, a
+    --json that cannot be written), each a collective GpucommError."""
+    op_cls = get_operation(cfg.op)
+    for name in methods:
+        get_method(name)
+    msg = op_cls.check_ranks(comm.size)
+    if msg:
+        raise collective(GpucommError(msg))
+    op_cls.check_sizes(cfg.sizes)
+    if cfg.validate_every and op_cls.no_soak:
+        raise collective(GpucommError(f"--validate-every does not apply to {cfg.op}: {op_cls.no_soak}"))
+    if cfg.validate_sizes:
+        missing = [s for s in cfg.validate_sizes if s not in cfg.sizes]
+        if not cfg.validate_every or missing:
+            raise collective(GpucommError(
+                "--validate-sizes needs --validate-every" if not cfg.validate_every else
+                f"--validate-sizes: {', '.join(map(str, missing))} B not swept (--sizes: "
+                f"{', '.join(map(str, cfg.sizes))})"))
+    check_requests(comm.size, cfg.sizes, methods, cfg.op)
+    if cfg.json_path:  # before the first size: a path that cannot be written is bad input now
+        _collective(lambda: _writable(cfg.json_path) if comm.rank == 0 else None, comm)
 
 
 def _start_mpi(cfg, dog):
@@ -380,15 +398,7 @@ def _timed_samples(run, size, batch, samples):
     graph = None
     try:
         if run.use_graph:
-            graph, note = _capture(comm, backend, lambda: op.loop(size, batch))
-            if graph is None:
-                if cfg.graph == "on":
-                    raise collective(CapabilityError(f"--graph on: {note}"))
-                run.use_graph = run.meta["graph"] = False
-                run.out.note(f"CUDA graph capture failed ({note}): timing the plain loop")
-            else:
-                graph.launch(backend.stream)  # untimed: the graph's first launch uploads it
-                run.method.sync()
+            graph = _graph_of(run, size, batch)
         times = np.empty(samples, dtype=np.float64)
         t_timed = time.perf_counter()
         for i in range(samples):
@@ -424,6 +434,26 @@ def _timed_samples(run, size, batch, samples):
         return times, graph is not None
     finally:
         graph = None
+
+
+def _graph_of(run, size, batch):
+    """A captured graph of one sample's ``batch`` iterations, launched once (untimed: the first
+    launch uploads it); None where the capture failed (the plain loop is timed then, unless
+    --graph on).  On an error no graph is left referenced here (see _timed_samples)."""
+    graph, note = _capture(run.ctx.comm, run.ctx.backend, lambda: run.op.loop(size, batch))
+    try:
+        if graph is None:
+            if run.cfg.graph == "on":
+                raise collective(CapabilityError(f"--graph on: {note}"))
+            run.use_graph = run.meta["graph"] = False
+            run.out.note(f"CUDA graph capture failed ({note}): timing the plain loop")
+            return None
+        graph.launch(run.ctx.backend.stream)
+        run.method.sync()
+        return graph
+    except BaseException:
+        graph = None
+        raise
 
 
 def _guard(run, size, case, busbw):

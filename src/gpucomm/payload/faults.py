@@ -30,13 +30,18 @@ others in the error they cause.
 import os
 import time
 
+from ..constants import (
+    TEST_CORRUPT as CORRUPT,
+    TEST_CORRUPT_EVERY as CORRUPT_EVERY,
+    TEST_HANG as HANG,
+    TEST_HANG_EXIT as HANG_EXIT,
+    TEST_HOOK_SCOPE,
+    TEST_IPC_REFUSED as IPC_REFUSED,
+    TEST_SLOW_GPU as SLOW_GPU,
+    TEST_SLOW_NODE as SLOW_NODE,
+    TEST_SLOW_PAIR as SLOW_PAIR,
+)
 from ..errors import GpucommError, collective
-
-from ..constants import TEST_CORRUPT as CORRUPT, TEST_CORRUPT_EVERY as CORRUPT_EVERY
-from ..constants import TEST_HANG as HANG, TEST_HANG_EXIT as HANG_EXIT
-from ..constants import TEST_HOOK_SCOPE
-from ..constants import TEST_IPC_REFUSED as IPC_REFUSED, TEST_SLOW_GPU as SLOW_GPU, TEST_SLOW_NODE as SLOW_NODE
-from ..constants import TEST_SLOW_PAIR as SLOW_PAIR
 
 
 def _rank_size(var):

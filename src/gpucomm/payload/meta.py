@@ -35,9 +35,10 @@ def nominal_limit(cfg, method, ctx, op):
         return (cfg.max_bandwidth or None), "--max-bandwidth"
     backend, links = ctx.backend, op.parallel_links
     limit, source = None, NO_LIMIT
-    if backend.is_device and ctx.rank == 0 and hasattr(backend, "pci_bus_id") and not backend.is_hip:
+    bus = backend.pci_bus_id() if backend.is_device and ctx.rank == 0 and not backend.is_hip else None
+    if bus is not None:
         figure, source = NOMINAL_LINKS[method.nominal_link]
-        limit = figure(backend.pci_bus_id())
+        limit = figure(bus)
         if limit and links > 1:
             limit, source = limit * links, f"{source} x {links} pairs"
     return ctx.comm.bcast((limit, source if limit else NO_LIMIT), root=0)

@@ -71,7 +71,8 @@ class Output:
         t = rec["time_us"]
         if not self.cfg.quiet:
             case = f"{self.cases(rec):>16} " if self.cases else ""
-            print(f"  {case}{size_label(rec['size']):>10} {rec['iters']:>6} {rec['batch']:>5} {t['median']:>11.2f} {t['min']:>10.2f} "
+            print(f"  {case}{size_label(rec['size']):>10} {rec['iters']:>6} {rec['batch']:>5} "
+                  f"{t['median']:>11.2f} {t['min']:>10.2f} "
                   f"{t['p05']:>10.2f} {t['p95']:>10.2f} {t['max']:>10.2f} {rec['goodput_GBps']:>13.3f} "
                   f"{rec['busbw_GBps']:>11.3f} {'yes' if rec['validated'] else 'NO'}")
         print(result_line(rec))

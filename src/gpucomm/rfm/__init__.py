@@ -7,14 +7,25 @@ small plugins, no @simple_test here).
 * ``native.NativeCheck``: a native tool with the payload's perf variable names;
   ``native.OsuBase``, ``native.NcclTestsBase``: OSU and nccl-tests;
 * ``noise.NoiseBase``: a victim quiet and under an aggressor in one job (the noise mode);
+  ``noise.VICTIM_OPS``: the operations a victim may run;
+* ``nodestate.NodeStateBase``: a node's hardware state against its class (no payload);
+* ``nicpath.NicPathBase``: the network path of one node, NIC by NIC;
+* ``guard.ConfigGuard``: under another ReFrame configuration, the one check selected;
 * ``mixins``: site options and multi-node placement, one plugin each;
 * ``availability.unavailable``: "can this method run here?", for all of them;
 * ``sanity``: reading a finished run.
+
+Everything checks/ uses is exported here: checks import from ``gpucomm.rfm``, never past it.
 """
 
 from .base import GpucommCheck
+from .guard import ConfigGuard
 from .native import NativeCheck, NcclTestsBase, OsuBase
+from .nicpath import NicPathBase
+from .nodestate import NodeStateBase
+from .noise import VICTIM_OPS, NoiseBase
 from .pairmatrix import PairMatrixBase
 from .sweep import SweepCheck
 
-__all__ = ["GpucommCheck", "NativeCheck", "NcclTestsBase", "OsuBase", "PairMatrixBase", "SweepCheck"]
+__all__ = ["VICTIM_OPS", "ConfigGuard", "GpucommCheck", "NativeCheck", "NcclTestsBase", "NicPathBase",
+           "NodeStateBase", "NoiseBase", "OsuBase", "PairMatrixBase", "SweepCheck"]

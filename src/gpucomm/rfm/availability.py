@@ -1,10 +1,12 @@
 """The one answer to "can this method run here?", for every check and the health sweep.
 
-A method needs features of the partition and of the environment (constants.METHOD_REQUIREMENTS),
-enough GPUs on a node for its ranks, one node for ipc-copy, an MPI GPU-aware for collectives
-before gpu-aware-mpi runs all-reduce or all-to-all on device buffers, and for nvshmem across real
-nodes a remote transport the environment names (extras['nvshmem_remote_transport']: NVSHMEM
-between nodes needs the site's network library, e.g. libfabric on Slingshot).
+Every fact comes from the method's declaration (constants.METHOD_DECLS): a method needs
+features of the partition and of the environment (its ``systems`` and ``environs``), enough GPUs
+on a node for its ranks (``gpu``), one node (``one_node``: ipc-copy), an MPI GPU-aware for
+collectives before it runs all-reduce or all-to-all on device buffers
+(``collectives_need_full_gpu_aware``: gpu-aware-mpi), and across real nodes a remote transport
+the environment names (``needs_remote_transport``: nvshmem; extras['nvshmem_remote_transport']:
+NVSHMEM between nodes needs the site's network library, e.g. libfabric on Slingshot).
 
 Selection asks less than this: a check is selected on every partition of gpucomm's configuration
 whose features fit (``selection``: e.g. +gpu) and with every environment, so that a check which
@@ -17,8 +19,15 @@ the GPUs) the payload answers itself with a one-line reason and exit 3
 (payload/methods/nvshmem.py, payload/nvshmem/build.py).
 """
 
-from ..constants import (COLLECTIVES, FEATURE_GPUCOMM, FEATURE_MPI, GPU_AWARE_FULL, GPU_AWARE_MPI,
-                         HOST, IPC_COPY, METHOD_REQUIREMENTS, NVSHMEM, Extras)
+from ..constants import (
+    COLLECTIVES,
+    FEATURE_GPUCOMM,
+    FEATURE_MPI,
+    GPU_AWARE_FULL,
+    METHOD_OF_NAME,
+    METHOD_REQUIREMENTS,
+    Extras,
+)
 
 
 def features_match(specs, features):
@@ -68,15 +77,16 @@ def unavailable(method, op, partition, environ, tasks_per_node, multi_node=False
     if not features_match(environs, set(environ.features)):
         return (f"environment {environ.name} lacks {', '.join(missing_features(environs, environ.features))}"
                 f" ({method} needs {' or '.join(environs)})")
+    decl = METHOD_OF_NAME[method]
     have = gpus_per_node(partition)
-    if method != HOST and have < tasks_per_node:
+    if decl.gpu and have < tasks_per_node:
         return f"{method} needs {tasks_per_node} GPUs on a node; {partition.fullname} has {have}"
-    if method == IPC_COPY and multi_node:
-        return "ipc-copy moves data between the GPUs of one node: no multi-node run"
-    if method == NVSHMEM and multi_node and not environ.extras.get(Extras.NVSHMEM_REMOTE_TRANSPORT):
+    if decl.one_node and multi_node:
+        return f"{method} moves data between the GPUs of one node: no multi-node run"
+    if decl.needs_remote_transport and multi_node and not environ.extras.get(Extras.NVSHMEM_REMOTE_TRANSPORT):
         return (f"environment {environ.name} names no NVSHMEM remote transport "
-                f"(extras['{Extras.NVSHMEM_REMOTE_TRANSPORT}']): nvshmem runs within one node only")
-    if method == GPU_AWARE_MPI and op in COLLECTIVES:
+                f"(extras['{Extras.NVSHMEM_REMOTE_TRANSPORT}']): {method} runs within one node only")
+    if decl.collectives_need_full_gpu_aware and op in COLLECTIVES:
         level = environ.extras.get(Extras.GPU_AWARE_MPI_LEVEL, GPU_AWARE_FULL)
         if level != GPU_AWARE_FULL:
             return (f"the MPI of environment {environ.name} is GPU-aware for point-to-point only "

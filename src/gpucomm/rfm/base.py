@@ -27,10 +27,20 @@ import reframe.utility.sanity as sn
 from reframe.core.builtins import run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import ReframeError
 
-from ..constants import (ANY_PLACEMENT, BW, CCL, COLLECTIVES, HOST, LOOP_AUTO, LOOP_CHOICES,
-                         METHOD_REQUIREMENTS, MULTI_PINGPONG, PAPER_REFERENCES, PAYLOAD_TIMEOUT_CEILING_S,
-                         PLACEMENTS, Extras)
-from ..contract import PERF_POINTS, RESULTS_FILE
+from ..constants import (
+    ANY_PLACEMENT,
+    CCL,
+    COLLECTIVES,
+    HOST,
+    LOOP_CHOICES,
+    METHOD_REQUIREMENTS,
+    MULTI_PINGPONG,
+    PAPER_REFERENCES,
+    PAYLOAD_TIMEOUT_CEILING_S,
+    PLACEMENTS,
+    Extras,
+)
+from ..contract import PAYLOAD_OPTIONS, PERF_POINTS, RESULTS_FILE
 from ..errors import GpucommError
 from ..sizes import parse_sizes
 from . import setvars
@@ -38,8 +48,8 @@ from .availability import gpus_per_node, missing_mpi, selection, unavailable
 from .hooks import hook_error
 from .mixins import NCCL_DEBUG_GLOB, MultiNode, SiteOptions, site_interpreter
 from .runlock import RunLock
-from .watch import WatchRun
 from .sanity import ccl_net_ok, payload_ok, point_value, preflight_ok
+from .watch import WatchRun
 
 
 def contact():
@@ -107,6 +117,24 @@ def references_dir(start):
         here = parent
 
 
+def option_type(option):
+    """The type of a check's variable for a payload option (contract.PayloadOption.var_type):
+    a -S value that does not convert fails in one line naming it (rfm.setvars)."""
+    if option.var_type == "integer":
+        return setvars.integer(option.variable)
+    if option.var_type == "real":
+        return setvars.real(option.variable)
+    return str
+
+
+def declare_option_variables(namespace):
+    """Declare in a check class's ``namespace`` (its body's locals(), which ReFrame's metaclass
+    provides) one variable per payload option that has one (contract.PAYLOAD_OPTIONS)."""
+    for option in PAYLOAD_OPTIONS:
+        if option.variable:
+            namespace[option.variable] = variable(option_type(option), value=option.unset)
+
+
 def soak_sizes(validate_sizes, sizes):
     """The swept sizes the soak applies to: every one ('' ), else those of ``validate_sizes``
     that ``sizes`` sweeps (a mode sets one list for checks of different sweeps)."""
@@ -131,31 +159,18 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode, RunLock, W
     op = variable(str)
     #: sizes to sweep, in the payload's syntax
     sizes = variable(str, value="1:1G")
-    #: timed iterations per size (0: the payload's size-dependent default)
-    iters = variable(setvars.integer("iters"), value=0)
-    #: untimed iterations per size (-1: the payload's default)
-    warmup = variable(setvars.integer("warmup"), value=-1)
-    #: iterations per timed sample (0: the payload's size-dependent default)
-    batch = variable(setvars.integer("batch"), value=0)
-    #: timed seconds per size: fewer iterations where one is slow (0: no budget)
-    budget = variable(setvars.real("budget"), value=0.0)
-    #: the soak, the payload's --validate-every N: the data of every timed sample that holds a
-    #: multiple of N among its iterations checked too, a wrong one fails the check (0: once per
-    #: size, after the last sample)
-    validate_every = variable(setvars.integer("validate_every"), value=0)
-    #: the sizes the soak applies to ('': every size), those the check sweeps; a check that
-    #: sweeps none of them fails in setup unless soak_where_swept
-    validate_sizes = variable(str, value="")
+    #: the payload's options that a check sets, one variable each, generated from their rows of
+    #: contract.PAYLOAD_OPTIONS (each row's help says what it does; its ``unset`` value leaves
+    #: the payload's default): iters (0), warmup (-1), batch (0), budget (0.0: no budget),
+    #: graph (auto, on, off), window (bw's messages per window, 0), loop (auto, numba-mpi,
+    #: mpi4py), validate_every (the soak: the data of every timed sample holding a multiple of N
+    #: among its iterations checked too, 0: once per size), validate_sizes (the sizes the soak
+    #: applies to, '': every swept size; a check that sweeps none fails in setup unless
+    #: soak_where_swept)
+    declare_option_variables(locals())
     #: a mode's soak (one validate_sizes for checks of every sweep): a check that sweeps none of
     #: validate_sizes runs without the soak instead of failing
     soak_where_swept = variable(setvars.boolean("soak_where_swept"), value=False)
-    #: the timed loop as a CUDA/HIP graph where the method allows it: auto, on, off
-    graph = variable(str, value="auto")
-    #: bw: messages per window, the payload's --window (0: the payload's default, 64 as osu_bw)
-    window = variable(setvars.integer("window"), value=0)
-    #: the MPI methods' timed loop, the payload's --loop: auto (compiled where numba-mpi is
-    #: installed), numba-mpi (required), mpi4py
-    loop = variable(str, value=LOOP_AUTO)
     #: python interpreter for the payload ('' : the environment's extras['python'], else
     #: ReFrame's own)
     python = variable(str, value="")
@@ -340,20 +355,9 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode, RunLock, W
         """(executable, options): the payload's command line."""
         opts = ["-m", "gpucomm", self.op, "--method", self.method, "--sizes", setvars.quoted(self.sizes),
                 "--json", RESULTS_FILE]
-        if self.iters > 0:
-            opts += ["--iters", str(self.iters)]
-        if self.warmup >= 0:
-            opts += ["--warmup", str(self.warmup)]
-        if self.batch > 0:
-            opts += ["--batch", str(self.batch)]
-        if self.budget > 0:
-            opts += ["--budget", f"{self.budget:g}"]
-        if self.graph != "auto":
-            opts += ["--graph", self.graph]
-        if self.window > 0 and self.op == BW:
-            opts += ["--window", str(self.window)]
-        if self.loop != LOOP_AUTO:
-            opts += ["--loop", self.loop]
+        for option in PAYLOAD_OPTIONS:
+            if option.variable:
+                opts += option.command_line(getattr(self, option.variable), self.op)
         opts += soak_options(self.validate_every, self.validate_sizes, self.sizes)
         # the payload's watchdog ends a hang before the scheduler does, saying where; without a
         # time limit, at the ceiling

@@ -17,12 +17,10 @@ import reframe.utility.sanity as sn
 from reframe.core.builtins import variable
 from reframe.core.exceptions import ReframeError, SanityError
 
-from ..constants import (ALLREDUCE, BW, CCL, COLLECTIVES, FEATURE_AMDGPU, GPU_AWARE_MPI, HOST,
-                         PINGPONG)
+from ..constants import ALLREDUCE, BW, CCL, COLLECTIVES, FEATURE_AMDGPU, GPU_AWARE_MPI, HOST, PINGPONG
 from ..contract import COLLECTIVE_PERF_POINTS, PERF_POINTS, RESULTS_FILE, by_size, record_value
 from ..errors import GpucommError
-from ..native.nccltests import OPS as NCCL_TESTS_OPS
-from ..native.nccltests import WHOLE_BUFFER_OPS, nccl_tests_options, parse_nccl_tests
+from ..native.nccltests import OPS as NCCL_TESTS_OPS, WHOLE_BUFFER_OPS, nccl_tests_options, parse_nccl_tests
 from ..native.osu import is_ccl_benchmark, op_of, osu_options, parse_osu
 from ..native.tools import TOOL_DIRS, find_binary
 from ..sizes import parse_sizes, size_label

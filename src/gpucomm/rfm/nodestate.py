@@ -20,10 +20,10 @@ import runpy
 
 import reframe as rfm
 import reframe.utility.sanity as sn
+import reframe.utility.typecheck as typ
 from reframe.core.backends import getlauncher
 from reframe.core.builtins import run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import ReframeError, SanityError, SkipTestError
-import reframe.utility.typecheck as typ
 
 from ..constants import FEATURE_GPU, Extras
 from ..contract import NODESTATE_EXPECTED_FILE, NODESTATE_FILE, NODESTATE_TAG

@@ -37,8 +37,8 @@ switch), ``apart`` (victim in one switch, aggressor on others).  The nodes come 
 extras['noise']['layouts'][layout]: ``job`` (sbatch options, e.g. --switches=1) and optionally
 ``victim`` / ``aggressor`` node lists (without them: the allocation's first 2 nodes for the
 victim, the rest for the aggressor); extras['noise']['aggressor_env'] ({VAR: value}) is set on
-the aggressor's step only (the CI cluster: more TCP connections per peer).  A layout the partition cannot ask for is a skip naming
-the variables to give.
+the aggressor's step only (the CI cluster: more TCP connections per peer).  A layout the
+partition cannot ask for is a skip naming the variables to give.
 """
 
 import json
@@ -52,8 +52,17 @@ from reframe.core.builtins import run_before, variable
 from reframe.core.exceptions import ReframeError, SanityError, SkipTestError
 from reframe.core.launchers.mpi import SrunLauncher
 
-from ..constants import (AGGRESSOR, ALLREDUCE, HOST, METHODS, NOISE_LAYOUTS, OTHER_SWITCHES,
-                         PINGPONG, SERVICE_LEVEL_TARGETS, Extras)
+from ..constants import (
+    AGGRESSOR,
+    ALLREDUCE,
+    HOST,
+    METHODS,
+    NOISE_LAYOUTS,
+    OTHER_SWITCHES,
+    PINGPONG,
+    SERVICE_LEVEL_TARGETS,
+    Extras,
+)
 from ..contract import ERROR_PREFIX, NOISE_FILES, parse_output, record_value
 from ..errors import GpucommError
 from ..sizes import parse_size, size_label
@@ -89,7 +98,7 @@ def _placement(path):
         with open(path) as fp:
             return json.load(fp)["meta"]["placement"]
     except (OSError, ValueError, KeyError) as exc:
-        raise SanityError(f"no placement record in {os.path.basename(path)}: {exc}")
+        raise SanityError(f"no placement record in {os.path.basename(path)}: {exc}") from exc
 
 
 @sn.deferrable
@@ -129,7 +138,7 @@ def victim_runs(stdout, stderr, sizes):
     runs finished and validated every size."""
     runs = launches(read_text(stdout))
     done = [(recs, s) for recs, s in runs if s is not None]
-    for name, (recs, summary) in zip(("quiet", "noisy"), done):
+    for name, (_recs, summary) in zip(("quiet", "noisy"), done):
         if not summary.get("ok"):
             raise SanityError(f"the {name} victim run failed: "
                               f"{summary.get('error') or payload_error(stderr)}")

@@ -22,8 +22,8 @@ pair a pair of nodes), a pair is named by its nodes instead of its ranks (``uni_
 the hosts of the run's results), so that a slow link fails as its node pair, whichever rank
 Slurm gave each node; and its class is the switch distance of its two nodes (same-switch,
 different-switch, different-group: gpucomm.pairs.switch_distance of their SLURM_TOPOLOGY_ADDR),
-where Slurm reports the topology, else extras['pair_classes'] by rank as on one node.  ReFrame reports every perf variable below its
-reference, hence every slow pair, in one failure message.
+where Slurm reports the topology, else extras['pair_classes'] by rank as on one node.  ReFrame
+reports every perf variable below its reference, hence every slow pair, in one failure message.
 
 References: ``PairMatrixCheck`` in config/references/<system>.yaml, per partition, method and
 pair class (extras['pair_classes'], gpucomm.pairs.pair_class; one class 'all' without it),

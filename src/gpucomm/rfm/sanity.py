@@ -12,8 +12,7 @@ import reframe.utility.sanity as sn
 from reframe.core.exceptions import SanityError, SkipTestError
 
 from ..constants import ANY_PLACEMENT
-from ..contract import (DamagedOutput, by_method_size, by_size, first_error, parse_output,
-                        record_value, split_launches)
+from ..contract import DamagedOutput, by_method_size, by_size, first_error, parse_output, record_value, split_launches
 from ..site.preflight import ERROR_LINE, PREFLIGHT_TAG
 from ..sizes import size_label
 
@@ -111,7 +110,7 @@ def finished_run(stdout, stderr, index=by_size):
         with open(stdout) as fp:
             records, summary = parse_output(fp.read())
     except OSError as exc:
-        raise SanityError(f"no payload output: {exc}")
+        raise SanityError(f"no payload output: {exc}") from exc
     except DamagedOutput as exc:
         raise SanityError(f"payload output damaged: {exc}") from None
     if summary is None:
@@ -203,7 +202,7 @@ def sweep_ok(stdout, stderr, methods, sizes, launches_expected=1):
     try:
         text = open(stdout).read()
     except OSError as exc:
-        raise SanityError(f"no payload output: {exc}")
+        raise SanityError(f"no payload output: {exc}") from exc
     runs = launches(text)
     done = [s for _, s in runs if s is not None]
     if len(done) < launches_expected:
@@ -244,7 +243,7 @@ def placement_ok(results_path, wanted, topology=None, proof=None):
         with open(results_path) as fp:
             placement = json.load(fp)["meta"]["placement"]
     except (OSError, ValueError, KeyError) as exc:
-        raise SanityError(f"no placement record in {os.path.basename(results_path)}: {exc}")
+        raise SanityError(f"no placement record in {os.path.basename(results_path)}: {exc}") from exc
     if placement["distance"] == "unknown" and proof:
         known = proof[0] != "unknown"
         source = proof[1] if known else f"{placement.get('source')}; {proof[1]}"

@@ -17,6 +17,8 @@ GPUCOMM_TEST_GPU_AWARE_PROBE=STAGE:crash|hang|wrong makes rank 0 die by SIGSEGV,
 wrong data at that stage.
 """
 
+from __future__ import annotations
+
 import hashlib
 import json
 import os
@@ -24,6 +26,8 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Any
 
 from ..constants import GPU_AWARE_FULL, GPU_AWARE_NONE, GPU_AWARE_P2P, NO_MULTICAST_ENV
 
@@ -102,16 +106,17 @@ for name, run in (("p2p", p2p), ("allreduce", allreduce), ("alltoall", alltoall)
 """
 
 
-def level_of(passed):
+def level_of(passed: Collection[str]) -> str:
     """The level that the stages ``passed`` (a set of names) show."""
     if all(s in passed for s in STAGES):
         return GPU_AWARE_FULL
     return GPU_AWARE_P2P if "p2p" in passed else GPU_AWARE_NONE
 
 
-def parse(output):
+def parse(output: str) -> tuple[set[str], set[str]]:
     """(passed, wrong): the stages rank 0 reported ok, and those it reported wrong."""
-    passed, wrong = set(), set()
+    passed: set[str] = set()
+    wrong: set[str] = set()
     for line in output.splitlines():
         parts = line.split()
         if len(parts) == 3 and parts[0] == TAG and parts[1] in STAGES:
@@ -119,7 +124,8 @@ def parse(output):
     return passed, wrong
 
 
-def probe(mpirun, options=(), python="python3", np=2, timeout=TIMEOUT, env=None, xp="cupy"):
+def probe(mpirun: str, options: Sequence[str] = (), python: str = "python3", np: int = 2, timeout: float = TIMEOUT,
+          env: Mapping[str, str] | None = None, xp: str = "cupy") -> dict[str, Any]:
     """Run the probe once: {"level", "reason", "passed", "rc", "timed_out", "options"}.
 
     ``options`` go between ``mpirun -np N`` and the program (e.g. pml ucx with UCX preloaded).
@@ -162,7 +168,7 @@ def probe(mpirun, options=(), python="python3", np=2, timeout=TIMEOUT, env=None,
             "tail": "\n".join((out or "").splitlines()[-8:]) if failed else ""}
 
 
-def _session_members(sid):
+def _session_members(sid: int) -> list[int]:
     """The live (not zombie) processes of session ``sid``."""
     pids = []
     for entry in os.listdir("/proc"):
@@ -179,7 +185,7 @@ def _session_members(sid):
     return pids
 
 
-def _kill_group(proc, rounds=50):
+def _kill_group(proc: subprocess.Popen, rounds: int = 50) -> None:
     """Kill the launch's whole session: mpirun, its daemons and every rank (a launcher may put
     its ranks in process groups of their own, never in another session).  Again until none is
     left: a launch cut during its start-up may still fork a rank after a pass."""
@@ -195,17 +201,17 @@ def _kill_group(proc, rounds=50):
         time.sleep(0.1)
 
 
-def cache_dir():
+def cache_dir() -> str:
     return os.environ.get("GPUCOMM_CACHE_DIR") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "gpucomm")
 
 
-def cache_key(mpirun, options, python, extra=()):
+def cache_key(mpirun: str, options: Sequence[str], python: str, extra: Sequence[str] = ()) -> str:
     """What the answer depends on: the MPI (path, size, time), the options, the interpreter, the
     library path, the visible GPUs and ``extra`` (e.g. the GPUs' bus ids)."""
     try:
         st = os.stat(os.path.realpath(mpirun))
-        stamp = [os.path.realpath(mpirun), st.st_size, int(st.st_mtime)]
+        stamp: list[object] = [os.path.realpath(mpirun), st.st_size, int(st.st_mtime)]
     except OSError:
         stamp = [mpirun]
     facts = [stamp, list(options), python, os.environ.get("LD_LIBRARY_PATH", ""),
@@ -213,7 +219,8 @@ def cache_key(mpirun, options, python, extra=()):
     return hashlib.sha256(json.dumps(facts).encode()).hexdigest()[:20]
 
 
-def probe_cached(mpirun, options=(), python="python3", extra=(), run=probe, **kwargs):
+def probe_cached(mpirun: str, options: Sequence[str] = (), python: str = "python3", extra: Sequence[str] = (),
+                 run: Callable[..., dict[str, Any]] = probe, **kwargs: Any) -> dict[str, Any]:
     """probe(), its answer kept in cache_dir() under cache_key(); an answer from a launch that
     timed out is not kept (the next call tries again)."""
     path = os.path.join(cache_dir(), f"gpu-aware-{cache_key(mpirun, options, python, extra)}.json")

@@ -10,6 +10,8 @@ SLURM_TOPOLOGY_ADDR's (gpucomm.pairs.switch_distance).  Without the tree plugin 
 "No topology information available", which is reported as the reason the placement is unknown.
 """
 
+from __future__ import annotations
+
 import re
 
 from ..constants import PLACEMENTS
@@ -20,7 +22,7 @@ SOURCE = "scontrol show topology"
 _SWITCH = re.compile(r"^SwitchName=(\S+)\s+Level=(\d+)")
 
 
-def switches(text):
+def switches(text: str) -> list[tuple[str, int]]:
     """[(switch name, level)] of ``scontrol show topology`` output."""
     found = []
     for line in text.splitlines():
@@ -30,7 +32,7 @@ def switches(text):
     return found
 
 
-def placement_of_switches(text):
+def placement_of_switches(text: str) -> tuple[str, str]:
     """(distance, source) of the nodes ``scontrol show topology NODES`` was asked about: the
     lowest level of a switch that connects them all; ('unknown', why) where it lists none."""
     found = switches(text)

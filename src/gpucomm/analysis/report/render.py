@@ -15,21 +15,16 @@ import pandas as pd  # noqa: E402
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator  # noqa: E402
 from PIL import Image  # noqa: E402  (matplotlib's own dependency)
 
-from ...constants import (ALLREDUCE, ALLTOALL, BW, CCL, GPU_AWARE_MPI, GPU_DATAPATHS, HOST,  # noqa: E402
-                          IPC_COPY, METHODS, MULTI_PINGPONG, NVSHMEM, OPERATIONS, PAIR_MATRIX, PINGPONG,
-                          STAGING)
+from ...constants import METHOD_DECLS, METHODS, OPERATION_DECLS, OPERATIONS  # noqa: E402
 from ...sizes import size_label  # noqa: E402
 
-#: one colour per method (every one of constants.METHODS); a native tool takes the next EXTRA_COLORS
-COLORS = {HOST: "#7f7f7f", STAGING: "#ff7f0e", GPU_AWARE_MPI: "#2ca02c", IPC_COPY: "#9467bd",
-          CCL: "#1f77b4", NVSHMEM: "#e377c2"}
+#: one colour per method (its declaration's, constants.METHOD_DECLS); a native tool takes the next EXTRA_COLORS
+COLORS = {d.name: d.color for d in METHOD_DECLS}
 EXTRA_COLORS = ["#d62728", "#8c564b", "#17becf", "#bcbd22", "#aec7e8"]
-#: what "size" means per operation (gpucomm.metrics: S in each goodput formula)
-SIZE_MEANING = {PINGPONG: "message size (each way)", BW: "message size (each message of the window)",
-                MULTI_PINGPONG: "message size per pair", ALLREDUCE: "buffer size per rank (the vector)",
-                ALLTOALL: "block size per peer (each rank sends one block to every other rank)",
-                PAIR_MATRIX: "message size per GPU pair (each way)", "pair-uni": "message size (each way)",
-                "pair-bidir": "message size per direction", GPU_DATAPATHS: "copy size (each direction)"}
+#: what "size" means per operation (its declaration's, constants.OPERATION_DECLS; gpucomm.metrics:
+#: S in each goodput formula), and per pair matrix case
+SIZE_MEANING = {**{d.name: d.size_meaning for d in OPERATION_DECLS if d.size_meaning},
+                "pair-uni": "message size (each way)", "pair-bidir": "message size per direction"}
 #: two measured sizes further apart than this are not joined by a line (a sparse sweep:
 #: 8 B, 1 MiB, 256 MiB are markers, not a curve)
 MAX_JOIN_RATIO = 4
@@ -75,7 +70,7 @@ def _lines(group):
     multi_env = group["environ"].nunique() > 1
     group = group.assign(_session=_sessions(group))
     multi_session = group["_session"].nunique() > 1
-    for (method, environ, session), g in group.groupby(["method", "environ", "_session"], sort=False, dropna=False):
+    for (method, environ, _session), g in group.groupby(["method", "environ", "_session"], sort=False, dropna=False):
         pairs = g["pair"].dropna().nunique()
         agg = g.groupby("size")[["goodput_GBps", "time_us", "time_us_p05", "time_us_p95"]].median()
         when = g["run_time"].min()
@@ -345,7 +340,7 @@ def page(path, *, title, status, verdict, failed, trend, health_text, headline, 
                                     f"<pre>{html.escape(health_text)}</pre>")))
     if problems:
         items = "<ul>" + "".join(f"<li>{html.escape(p)}</li>" for p in problems) + "</ul>"
-        parts.append(f'<section id="problems">'
+        parts.append('<section id="problems">'
                      + _folded(f"Input problems ({len(problems)}): the rest of the report still renders",
                                items, open_=len(problems) <= 3) + "</section>")
     parts.append(_section("headline", "This run at a glance", headline[0], headline[1]))

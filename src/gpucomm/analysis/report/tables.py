@@ -6,9 +6,23 @@ import fnmatch
 
 import pandas as pd
 
-from ...constants import (ALLREDUCE, ALLTOALL, CCL, EXIT_OK, EXIT_REPORT_DRY_RUN, EXIT_REPORT_FAIL,
-                          EXIT_REPORT_NO_VERDICT, EXIT_REPORT_NOTHING_RAN, GPU_AWARE_MPI, HOST, METHODS,
-                          MULTI_PINGPONG, OPERATIONS, PAPER_METHOD, PINGPONG)
+from ...constants import (
+    ALLREDUCE,
+    ALLTOALL,
+    CCL,
+    EXIT_OK,
+    EXIT_REPORT_DRY_RUN,
+    EXIT_REPORT_FAIL,
+    EXIT_REPORT_NO_VERDICT,
+    EXIT_REPORT_NOTHING_RAN,
+    GPU_AWARE_MPI,
+    HOST,
+    METHODS,
+    MULTI_PINGPONG,
+    OPERATIONS,
+    PAPER_METHOD,
+    PINGPONG,
+)
 from ...sizes import size_label
 from .inputs import CASE_KEY
 
@@ -278,7 +292,8 @@ def compare(perf, cases, tolerances=(None, ()), window=5):
     m = cur[CASE_KEY + ["var", "time", "session"]].merge(hist, on=CASE_KEY + ["var"])
     # an earlier run: another session, or (a perflog line has none) more than a second older
     known = m["session"].notna() & m["old_session"].notna()
-    m = m[(m["old_time"] < m["time"]) & ((known & (m["session"] != m["old_session"])) | (m["old_time"] < m["time"] - 1))]
+    m = m[(m["old_time"] < m["time"])
+          & ((known & (m["session"] != m["old_session"])) | (m["old_time"] < m["time"] - 1))]
     m = m.sort_values("old_time")
     base = m.groupby(CASE_KEY + ["var"]).tail(window).groupby(CASE_KEY + ["var"])["old"] \
         .agg(baseline="median", runs="size").reset_index()
@@ -477,11 +492,11 @@ def headline(cur, comparison, native_t, native_p, paper_t):
         label = size_label(top)
         at = dict(system=system, partition=partition, op=op, method=method)
 
-        def where(df, **extra):
+        def where(df, _at=at, **extra):
             if df is None or df.empty:
                 return df
             keep = pd.Series(True, index=df.index)
-            for col, value in {**at, **extra}.items():
+            for col, value in {**_at, **extra}.items():
                 keep &= df[col] == value
             return df[keep]
 

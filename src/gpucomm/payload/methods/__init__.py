@@ -1,7 +1,8 @@
 """Methods: the ways of moving bytes between two ranks (and their collectives).
 
-Each method is a ``base.Method`` subclass over the engine's context (``payload.context``); the
-base class declares what the engine reads (name, backends, device_timer, graph_capable,
+Each method is a ``base.Method`` subclass over the engine's context (``payload.context``), in
+its own file, declared once in constants.METHOD_DECLS (whose ``payload`` names its class: the
+registry below reads it); the base class declares what the engine reads (name, backends, device_timer, graph_capable,
 nominal_link, request_style, timed_loop/timed_loop_note, peer_sync, gpu_aware_mpi) and the
 engine's hooks, with their defaults:
 
@@ -26,16 +27,20 @@ and what the operations call (the default raises CapabilityError where a method 
 * ``allreduce(count)`` / ``alltoall(block_bytes)``  collectives, where the method has them
 """
 
-from ...errors import GpucommError
-from .ccl import CclMethod
-from .gpu_aware_mpi import GpuAwareMpiMethod
-from .host import HostMethod
-from .ipc_copy import IpcCopyMethod
-from .nvshmem import NvshmemMethod
-from .staging import StagingMethod
+import importlib
 
-REGISTRY = {m.name: m for m in (HostMethod, StagingMethod, GpuAwareMpiMethod, IpcCopyMethod, CclMethod,
-                                NvshmemMethod)}
+from ...constants import METHOD_DECLS
+from ...errors import GpucommError
+
+
+def load(payload, package=__name__):
+    """The class a declaration's ``payload`` ("module:Class") names, under ``package``."""
+    module, cls = payload.split(":")
+    return getattr(importlib.import_module(f"{package}.{module}"), cls)
+
+
+#: name -> class, one per declaration of constants.METHOD_DECLS
+REGISTRY = {d.name: load(d.payload) for d in METHOD_DECLS}
 
 
 def get_method(name):

@@ -5,8 +5,19 @@ the compiled loop (payload.fastloop, --loop numba-mpi) hands MPI the device addr
 does and makes the calls osu_latency -d cuda makes, but is slower there at 8 B (16.4-19.1 us
 against mpi4py's 10.0-10.5 us between the two GPUs of an H200 node)."""
 
-from ...constants import (ALLREDUCE, ALLTOALL, BW, GPU_AWARE_FULL, GPU_AWARE_LEVELS, GPU_AWARE_MPI,
-                          GPU_AWARE_P2P, LOOP_NUMBA_MPI, MULTI_PINGPONG, PAIR_MATRIX, PINGPONG)
+from ...constants import (
+    ALLREDUCE,
+    ALLTOALL,
+    BW,
+    GPU_AWARE_FULL,
+    GPU_AWARE_LEVELS,
+    GPU_AWARE_MPI,
+    GPU_AWARE_P2P,
+    LOOP_NUMBA_MPI,
+    MULTI_PINGPONG,
+    PAIR_MATRIX,
+    PINGPONG,
+)
 from ...errors import CapabilityError
 from ..capabilities import gpu_aware_mpi
 from .host import HostMethod

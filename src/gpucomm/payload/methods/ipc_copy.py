@@ -28,10 +28,9 @@ import numpy as np
 
 from ...constants import ALLREDUCE, ALLTOALL, BW, IPC_COPY, MULTI_PINGPONG, PAIR_MATRIX, PINGPONG, TEST_IPC_REFUSED
 from ...errors import CapabilityError, GpucommError
-from ..streamsync import StreamFlags
 from ..faults import fire, ipc_refused
+from ..streamsync import StreamFlags
 from .base import Method
-
 
 SYNC_MODES = ("auto", "stream", "host")
 #: operations made of point-to-point transfers (send/recv/exchange); all-to-all and all-reduce
@@ -58,19 +57,8 @@ class IpcCopyMethod(Method):
         error = None
         self.sync_mode = sync_request()
         self.on_stream, self.peer_sync = False, "host"
-        flag_handle, flag_error = None, None
         flagged = self.sync_mode != "host" and self.ctx.op_name in P2P_OPS
-        if flagged:
-            try:
-                self.flags = StreamFlags(self.be.is_hip)
-                # one 32-bit count per source rank: how many transfers it has signalled to us
-                self.flag_buf = self.be.empty(max(512, 4 * self.ctx.nranks))
-                self.flag_buf.fill(0)
-                self.be.synchronize()
-                self.flag_ptr = self.flag_buf.data.ptr
-                flag_handle = bytes(rt.ipcGetMemHandle(self.flag_ptr))
-            except Exception as exc:
-                flag_error = f"{exc} (rank {self.ctx.rank})"
+        flag_handle, flag_error = self._make_flags() if flagged else (None, None)
         try:
             mine = (bytes(rt.ipcGetMemHandle(sendbuf.data.ptr)), bytes(rt.ipcGetMemHandle(recvbuf.data.ptr)),
                     flag_handle)
@@ -79,27 +67,7 @@ class IpcCopyMethod(Method):
         handles = self.comm.allgather(mine)
         self.peer_send, self.peer_recv, self.peer_flags, self._opened = {}, {}, {}, []
         peers = self.ctx.comm_peers  # only the ranks the operation exchanges with
-        away = [p for p in peers if not self.ctx.same_host(p)]
-        if error is None and away:
-            error = (f"rank {away[0]} runs on another node: IPC copies move data between the "
-                     "GPUs of one node only")
-        # test hook (payload.faults): the driver's refusal on that rank, through the same path
-        refused = ipc_refused(self.ctx.rank)
-        if error is None:
-            for peer in peers:
-                try:
-                    if refused:
-                        fire(TEST_IPC_REFUSED)
-                        raise RuntimeError("cudaErrorInvalidDevice: invalid device ordinal "
-                                           "(GPUCOMM_TEST_IPC_REFUSED)")
-                    for table, handle in zip((self.peer_send, self.peer_recv), handles[peer][:2]):
-                        table[peer] = rt.ipcOpenMemHandle(handle, rt.cudaIpcMemLazyEnablePeerAccess)
-                        self._opened.append(table[peer])
-                except Exception as exc:
-                    error = (f"rank {self.ctx.rank}: CUDA/HIP IPC unavailable: cannot open the IPC "
-                             f"handle of rank {peer} (GPU not visible to this rank, or no peer "
-                             f"access): {exc}")
-                    break
+        error = error or self._open_peers(peers, handles)
         errors = [e for e in self.comm.allgather(error) if e]
         if errors:
             self.close()
@@ -115,6 +83,44 @@ class IpcCopyMethod(Method):
         if mode not in ("push", "pull"):
             raise GpucommError(f"bad GPUCOMM_IPC_MODE={mode!r}: expected push or pull")
         self.pull = mode == "pull"
+
+    def _make_flags(self):
+        """This rank's stream flags (one 32-bit count per source rank: how many transfers it
+        has signalled to us) and their IPC handle: (handle, None), or (None, why not)."""
+        try:
+            self.flags = StreamFlags(self.be.is_hip)
+            self.flag_buf = self.be.empty(max(512, 4 * self.ctx.nranks))
+            self.flag_buf.fill(0)
+            self.be.synchronize()
+            self.flag_ptr = self.flag_buf.data.ptr
+            return bytes(self.be.runtime.ipcGetMemHandle(self.flag_ptr)), None
+        except Exception as exc:
+            return None, f"{exc} (rank {self.ctx.rank})"
+
+    def _open_peers(self, peers, handles):
+        """Open every peer's send and receive buffers (its IPC handles): None, or why not (a
+        peer on another node, the driver's refusal)."""
+        rt = self.be.runtime
+        away = [p for p in peers if not self.ctx.same_host(p)]
+        if away:
+            return (f"rank {away[0]} runs on another node: IPC copies move data between the "
+                    "GPUs of one node only")
+        # test hook (payload.faults): the driver's refusal on that rank, through the same path
+        refused = ipc_refused(self.ctx.rank)
+        for peer in peers:
+            try:
+                if refused:
+                    fire(TEST_IPC_REFUSED)
+                    raise RuntimeError("cudaErrorInvalidDevice: invalid device ordinal "
+                                       "(GPUCOMM_TEST_IPC_REFUSED)")
+                for table, handle in zip((self.peer_send, self.peer_recv), handles[peer][:2]):
+                    table[peer] = rt.ipcOpenMemHandle(handle, rt.cudaIpcMemLazyEnablePeerAccess)
+                    self._opened.append(table[peer])
+            except Exception as exc:
+                return (f"rank {self.ctx.rank}: CUDA/HIP IPC unavailable: cannot open the IPC "
+                        f"handle of rank {peer} (GPU not visible to this rank, or no peer "
+                        f"access): {exc}")
+        return None
 
     def _setup_flags(self, peers, handles, error):
         """Open the peers' flags and try one stream write into each and one wait; every rank

@@ -119,7 +119,7 @@ class NvshmemMethod(Method):
 
     def __init__(self, ctx):
         super().__init__(ctx)
-        if getattr(self.be, "is_hip", False):
+        if self.be.is_hip:
             raise CapabilityError("NVSHMEM is NVIDIA's: no nvshmem method on ROCm GPUs")
         self.mode = self._path_for_placement(path_request())
         self.max_blocks = blocks_request()
@@ -220,7 +220,7 @@ class NvshmemMethod(Method):
         self.be.synchronize()
         comm.Barrier()  # every counter is zero before anyone signals
         self._check_reach()
-        self.stream = self.be.stream.ptr if getattr(self.be, "stream", None) is not None else 0
+        self.stream = self.be.stream.ptr if self.be.stream is not None else 0
         return lib.wrap(self.sptr, send_bytes), lib.wrap(self.rptr, recv_bytes)
 
     def _malloc(self, nbytes):
@@ -359,7 +359,7 @@ class NvshmemMethod(Method):
         self.be.synchronize()
 
     def sync(self):
-        if getattr(self.be, "stream", None) is not None:
+        if self.be.stream is not None:
             self.be.stream.synchronize()
         if self.lib is not None:
             self.lib.quiet()

@@ -11,7 +11,6 @@ from ..topology import LINK_PCIE
 from .base import Method
 from .host import HostMpi
 
-
 #: why staging's loop is not compiled: one compiled call per 8 B round trip costs about what
 #: mpi4py's persistent requests cost (0.38 us against 0.41 us on a 2-core VM), where a compiled
 #: loop per sample costs 0.18 us

@@ -1,17 +1,12 @@
-"""Operations: what one timed iteration does, how its buffers are filled and checked."""
+"""Operations: what one timed iteration does, how its buffers are filled and checked; each one
+declared once in constants.OPERATION_DECLS (whose ``payload`` names its class)."""
 
+from ...constants import OPERATION_DECLS
 from ...errors import GpucommError
-from .aggressor import Aggressor
-from .allreduce import AllReduce
-from .alltoall import AllToAll
-from .bandwidth import Bandwidth
-from .datapaths import DataPaths
-from .multipingpong import MultiPingPong
-from .pairmatrix import PairMatrix
-from .pingpong import PingPong
+from ..methods import load
 
-REGISTRY = {op.name: op for op in (PingPong, Bandwidth, MultiPingPong, PairMatrix, AllReduce, AllToAll,
-                                   Aggressor, DataPaths)}
+#: name -> class, one per declaration of constants.OPERATION_DECLS
+REGISTRY = {d.name: load(d.payload, __name__) for d in OPERATION_DECLS}
 
 
 def get_operation(name):

@@ -27,9 +27,9 @@ import time
 import numpy as np
 
 from ...constants import AGGRESSOR
-from ..backend import pattern_seed
 from ...errors import GpucommError, collective
 from ...metrics import GB, aggressor_GBps
+from ..backend import pattern_seed
 from .alltoall import AllToAll
 from .base import Operation
 

@@ -5,8 +5,8 @@ by (s, d, size); every received block is checked for its source rank and offset.
 """
 
 from ...constants import ALLTOALL
-from ..backend import pattern_seed
 from ...metrics import busbw_GBps, goodput_GBps
+from ..backend import pattern_seed
 from .base import Operation
 
 

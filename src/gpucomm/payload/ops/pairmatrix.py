@@ -31,12 +31,13 @@ import time
 import numpy as np
 
 from ...constants import PAIR_MATRIX, PAIRS_ALL, PAIRS_ROUNDS
-from ..backend import pattern_seed
 from ...metrics import busbw_GBps, goodput_GBps
 from ...pairs import pair_label, tournament
 from ...sizes import size_label
+from ..backend import pattern_seed
 from ..faults import SLOW_PAIR, slow_pair_request
 from .base import Operation
+
 
 class PairMatrix(Operation):
     name = PAIR_MATRIX

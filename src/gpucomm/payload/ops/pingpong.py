@@ -1,8 +1,8 @@
 """Ping-pong between two ranks: rank 0 sends, rank 1 answers; time = half the round trip."""
 
 from ...constants import PINGPONG
-from ..backend import pattern_seed
 from ...metrics import busbw_GBps, goodput_GBps
+from ..backend import pattern_seed
 from .base import Operation
 
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import sys
 import time
@@ -59,15 +58,7 @@ def class_noise(rng: np.random.Generator, k: int, sd: float, between: float) -> 
 
 def class_from(b: np.ndarray) -> fleetrule.ClassNoise:
     """A class file's numbers from one healthy batch's badness ``(n, k)``."""
-    res = fleetrule.judge(b[None], 1)
-    x = res["value"][0]
-    w = float(res["within"][0])
-    sdk = nm.by_repeats(res["k"][0], 1)
-    spread = nm.robust_spread(x)
-    between = math.sqrt(max(0.0, spread ** 2 - float(np.nanmean((sdk * w) ** 2))))
-    n = int(np.isfinite(x).sum())
-    return fleetrule.ClassNoise(centre=float(np.nanmedian(x)), within=w, within_df=float(res["within_df"][0]),
-                                between=between, between_df=float(n - 1))
+    return fleetrule.class_numbers(b)
 
 
 def run_trials(seed: int, trials: int, n: int, k: int, between: float, loss: float, with_class: bool,

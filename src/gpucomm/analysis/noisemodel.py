@@ -231,47 +231,78 @@ def _truncated_rms(res: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return rms, np.isfinite(flat).sum(axis=-1)
 
 
+def _scales(k: np.ndarray, table: dict, res: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(root mean square scale, degrees of freedom) of a pool of nodes of ``k`` repeats each."""
+    kk = np.clip(k, 2, None)
+    scale = np.vectorize(lambda v: table(int(v))[0], otypes=[float])(kk)
+    eff = np.vectorize(lambda v: table(int(v))[1], otypes=[float])(kk)
+    used = np.isfinite(res).sum(axis=-1)
+    with np.errstate(all="ignore"):
+        return np.sqrt((used * scale ** 2).sum(axis=-1) / used.sum(axis=-1)), (used * eff).sum(axis=-1)
+
+
+def _first_pass(b: np.ndarray) -> np.ndarray:
+    """The within spread from residuals about each node's median (robust, a little inefficient and
+    moved by a slow repeat's shift of the median): the second pass's clip."""
+    res = _residuals(b)
+    rms, m = _truncated_rms(res)
+    scale, _ = _scales(np.isfinite(b).sum(axis=-1), _median_constants, res)
+    return np.where(m > 0, rms / scale, np.nan)
+
+
+def _second_residuals(b: np.ndarray, first: np.ndarray) -> np.ndarray:
+    """Residuals about each node's skipped mean (``node_values`` at the first pass's spread)."""
+    value, k = node_values(b, np.nan_to_num(first, nan=0.0))
+    return np.where(k[..., None] >= 2, b - value[..., None], np.nan)
+
+
+def _pool_constants(k: int, second: bool) -> tuple[float, float]:
+    rng = np.random.default_rng(20261204 + k + 1000 * second)
+    big = rng.standard_normal((1, _DRAWS // k + 1, k))
+    pools = rng.standard_normal((4000, 8, k))
+    if second:
+        res_big = _second_residuals(big, _first_pass(big))
+        res_pools = _second_residuals(pools, _first_pass(pools))
+    else:
+        res_big, res_pools = _residuals(big), _residuals(pools)
+    scale = float(_truncated_rms(res_big)[0][0])
+    est, m = _truncated_rms(res_pools)
+    return scale, float(2.0 / np.var((est / scale) ** 2) / m.mean())
+
+
+@lru_cache(maxsize=None)
+def _median_constants(k: int) -> tuple[float, float]:
+    return _pool_constants(k, second=False)
+
+
 @lru_cache(maxsize=None)
 def within_constants(k: int) -> tuple[float, float]:
     """(scale, efficiency) of ``within_spreads`` for nodes of ``k`` independent standard normal
     repeats (seeded Monte Carlo): ``scale`` the estimator's value on an endless pool (it is divided
-    out, so that the estimate is unbiased for one repeat's standard deviation: the residuals about
-    a median of few repeats are narrower than the repeats), ``efficiency`` the degrees of freedom
+    out, so that the estimate is unbiased for one repeat's standard deviation: residuals about a
+    centre of few repeats are narrower than the repeats), ``efficiency`` the degrees of freedom
     of the squared estimate per residual (2 / its variance, over the residuals of 8 nodes): what
     the t-quantile of the decision takes."""
     if k < 2:
         raise ValueError("a within-node spread needs at least 2 repeats")
-    rng = np.random.default_rng(20261204 + k)
-    big = _residuals(rng.standard_normal((_DRAWS // k + 1, 1, k)))
-    scale = float(_truncated_rms(big.reshape(1, -1, k))[0][0])
-    pools = _residuals(rng.standard_normal((4000, 8, k)))
-    est, m = _truncated_rms(pools)
-    est = est / scale
-    return scale, float(2.0 / np.var(est ** 2) / m.mean())
+    return _pool_constants(k, second=True)
 
 
 def within_spreads(b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(spread, degrees of freedom) of one repeat's badness inside a node, pooled over the nodes:
     ``b`` has nodes and repeats on its last two axes (NaN where a node has fewer repeats); any
-    leading axes are independent fleets (the benchmark's trials).  Each node's residuals about its
-    own median, the root mean square of those within ``CLIP`` normal-scaled MADs of the pool,
-    divided by ``within_constants``' scale (robust against a transiently slow repeat and against a
-    slow node: both are residuals of their own node).  NaN and 0 degrees of freedom where no node
-    has 2 repeats."""
+    leading axes are independent fleets (the benchmark's trials).  Two passes: residuals about
+    each node's median give a first spread; then residuals about each node's skipped mean
+    (``node_values`` at that spread: a slow repeat moves it less than it moves a median of few);
+    each time the root mean square of the residuals within ``CLIP`` normal-scaled MADs of the pool,
+    divided by its scale for normal repeats (``within_constants``).  Robust against a transiently
+    slow repeat and against a slow node (both are residuals of their own node).  NaN and 0
+    degrees of freedom where no node has 2 repeats."""
     b = np.asarray(b, dtype=float)
-    res = _residuals(b)
+    res = _second_residuals(b, _first_pass(b))
     rms, m = _truncated_rms(res)
-    k = np.isfinite(b).sum(axis=-1)
-    kk = np.clip(k, 2, None)
-    table = {int(v): within_constants(int(v)) for v in np.unique(kk)}
-    scale = np.vectorize(lambda v: table[int(v)][0], otypes=[float])(kk)
-    eff = np.vectorize(lambda v: table[int(v)][1], otypes=[float])(kk)
-    used = np.isfinite(res).sum(axis=-1)
-    with np.errstate(all="ignore"):
-        scale2 = (used * scale ** 2).sum(axis=-1) / used.sum(axis=-1)
-        df = (used * eff).sum(axis=-1)
-    spread = np.where(m > 0, rms / np.sqrt(scale2), np.nan)
-    return spread, np.where(m > 0, df, 0.0)
+    scale, df = _scales(np.isfinite(b).sum(axis=-1), within_constants, res)
+    return np.where(m > 0, rms / scale, np.nan), np.where(m > 0, df, 0.0)
 
 
 def within_spread(groups: Iterable[Sequence[float]]) -> tuple[float, int]:

@@ -194,25 +194,30 @@ def evaluate(cases: pd.DataFrame, perf: pd.DataFrame, alpha: float = nm.ALPHA, m
     # 1. the checks of one node: a failure, no result, a missing case
     measured = single[single["result"].isin(["pass", "fail"])]
     expected = measured.groupby("part")["test"].agg(lambda s: set(s)).to_dict()
-    for (node, part, test), rows in single.groupby(["node", "part", "test"]):
+    ran_on = measured.groupby(["test", "part"])["node"].agg(lambda s: set(s)).to_dict()
+    odd = single[~single["result"].isin(["pass", "fail"]) |
+                 ((single["result"] == "fail") & (single["fail_phase"].astype(str) != "performance"))]
+    runs = single.groupby(["node", "part", "test"]).size().to_dict()
+    for (node, part, test), rows in odd.groupby(["node", "part", "test"]):
         bad = rows[~rows["result"].isin(["pass", "fail"])]
         if len(bad) and test in expected.get(part, set()):
             why = str(bad["fail_reason"].dropna().iloc[0]).splitlines()[0] if bad["fail_reason"].notna().any() \
                 else ""
             drain(node, test, part, f"no result for {test} ({bad['result'].iloc[0]}"
-                  f"{': ' + why if why else ''}; {len(bad)} of {len(rows)} runs)")
-        failed = rows[(rows["result"] == "fail") & (rows["fail_phase"].astype(str) != "performance")]
+                  f"{': ' + why if why else ''}; {len(bad)} of {runs[(node, part, test)]} runs)")
+        failed = rows[rows["result"] == "fail"]
         if len(failed):
             why = str(failed["fail_reason"].fillna("no reason given").iloc[0]).strip().splitlines() or [""]
             drain(node, test, part, f"check failed ({failed['fail_phase'].iloc[0] or 'failed'}: {why[0]})")
     skipped_all = set(single.loc[single["result"] == "skip", "test"]) - set(measured["test"])
     for test in sorted(skipped_all):
-        out.notes.append(f"{test} skipped on every node: not judged "
-                         f"({single.loc[single['test'] == test, 'fail_reason'].dropna().astype(str).head(1).tolist()})")
+        why = single.loc[(single["test"] == test), "fail_reason"].dropna().astype(str)
+        out.notes.append(f"{test} skipped on every node: not judged"
+                         + (f" ({why.iloc[0].splitlines()[0]})" if len(why) else ""))
+    have = single.groupby(["node", "part"])["test"].agg(lambda s: set(s)).to_dict()
     for node, parts in node_part.items():
         for part in parts:
-            have = set(single.loc[(single["node"] == node) & (single["part"] == part), "test"])
-            for test in sorted(expected.get(part, set()) - have):
+            for test in sorted(expected.get(part, set()) - have.get((node, part), set())):
                 drain(node, test, part, f"no result for {test} (no test case of it on this node)")
 
     # 2. the fleet rule, per variable
@@ -245,8 +250,7 @@ def evaluate(cases: pd.DataFrame, perf: pd.DataFrame, alpha: float = nm.ALPHA, m
             arr[ni, rep] = nm.badness(g["value"].to_numpy(dtype=float), unit)
             arrays[key] = (arr, unit)
             # a node that ran the check but has no value of this variable
-            ran = set(measured.loc[(measured["test"] == key[0]) & (measured["part"] == key[1]), "node"])
-            for node in sorted(ran - set(g["node"])):
+            for node in sorted(ran_on.get((key[0], key[1]), set()) - set(g["node"])):
                 drain(node, key[0], key[1], f"no value of {key[2]} (its runs of {key[0]} gave none)",
                       variable=key[2], unit=unit)
         m = np.zeros(len(nodes), dtype=int)
@@ -383,9 +387,10 @@ def noise_row(key: tuple, unit: str, res: dict, has: np.ndarray, cls: fleetrule.
     elif det <= target:
         verdict = f"judged: sees {target:.1%} at k={k}"
     else:
-        need = fleetrule.repeats_needed(target, w, b, m, n=max(n, 2), between_known=cls is not None)
+        need = fleetrule.repeats_needed(target, w, b, m, n=max(n, 2), between_known=cls is not None,
+                                       k_seen=max(k, 2))
         verdict = (f"cannot judge {target:.1%} at k={k}: needs k >= {need}" if need else
-                   f"cannot judge {target:.1%} at k={k}: not at any k <= 64 (the between-node spread)")
+                   f"cannot judge {target:.1%} at k={k}: not at any k <= 64")
     return dict(check=key[0], partition=key[1], variable=key[2], unit=unit, nodes=n, k=k, within=w,
                 within_source=w_src, between=b, between_source=b_src, detectable_loss=det, target_loss=target,
                 verdict=verdict)

@@ -191,6 +191,13 @@ def _pad(groups: Iterable[Sequence[float]]) -> np.ndarray:
     return out
 
 
+def _median(x: np.ndarray, axis: int, keepdims: bool = False) -> np.ndarray:
+    """np.median, or np.nanmedian where there is a NaN (many times slower)."""
+    if np.isnan(x).any():
+        return np.nanmedian(x, axis=axis, keepdims=keepdims)
+    return np.median(x, axis=axis, keepdims=keepdims)
+
+
 def _residuals(b: np.ndarray) -> np.ndarray:
     """Each node's residuals about its own median (last axis: repeats, NaN padded); for an odd
     number of repeats the median's own residual (0 by construction, no spread in it) is NaN; NaN
@@ -198,7 +205,7 @@ def _residuals(b: np.ndarray) -> np.ndarray:
     b = np.asarray(b, dtype=float)
     k = np.isfinite(b).sum(axis=-1, keepdims=True)
     with np.errstate(all="ignore"), _quiet():
-        med = np.nanmedian(b, axis=-1, keepdims=True)
+        med = _median(b, axis=-1, keepdims=True)
     res = b - med
     absres = np.where(np.isfinite(res), np.abs(res), np.inf)
     first = np.argmin(absres, axis=-1)[..., None]
@@ -225,7 +232,7 @@ def _truncated_rms(res: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     residuals) over the last two axes (nodes x repeats)."""
     flat = res.reshape(res.shape[:-2] + (-1,))
     with np.errstate(all="ignore"), _quiet():
-        mad = np.nanmedian(np.abs(flat), axis=-1, keepdims=True) / stats.norm.ppf(0.75)
+        mad = _median(np.abs(flat), axis=-1, keepdims=True) / stats.norm.ppf(0.75)
         kept = np.where(np.abs(flat) <= CLIP * mad, flat, np.nan)
         rms = np.sqrt(np.nanmean(kept ** 2, axis=-1))
     return rms, np.isfinite(flat).sum(axis=-1)
@@ -394,8 +401,8 @@ def leave_one_out(x: np.ndarray, sd: np.ndarray | float) -> tuple[np.ndarray, np
     every centre; one inside it is taken out of its own), so that this is linear in the nodes."""
     x = np.asarray(x, dtype=float)
     with np.errstate(all="ignore"), _quiet():
-        med = np.nanmedian(x, axis=-1, keepdims=True)
-        mad = np.nanmedian(np.abs(x - med), axis=-1, keepdims=True) / stats.norm.ppf(0.75)
+        med = _median(x, axis=-1, keepdims=True)
+        mad = _median(np.abs(x - med), axis=-1, keepdims=True) / stats.norm.ppf(0.75)
         thr = CLIP * np.fmax(mad, np.asarray(sd, dtype=float)[..., None])
         keep = np.isfinite(x) & (np.abs(x - med) <= thr)
         d = np.where(keep, x - med, 0.0)

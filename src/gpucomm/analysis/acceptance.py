@@ -45,6 +45,7 @@ import math
 import os
 import re
 import shlex
+import statistics
 import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -195,6 +196,7 @@ def evaluate(cases: pd.DataFrame, perf: pd.DataFrame, alpha: float = nm.ALPHA, m
     measured = single[single["result"].isin(["pass", "fail"])]
     expected = measured.groupby("part")["test"].agg(lambda s: set(s)).to_dict()
     ran_on = measured.groupby(["test", "part"])["node"].agg(lambda s: set(s)).to_dict()
+    n_runs = measured[measured["fail_phase"].astype(str) != "sanity"].groupby(["node", "part", "test"]).size().to_dict()
     odd = single[~single["result"].isin(["pass", "fail"]) |
                  ((single["result"] == "fail") & (single["fail_phase"].astype(str) != "performance"))]
     runs = single.groupby(["node", "part", "test"]).size().to_dict()
@@ -249,10 +251,14 @@ def evaluate(cases: pd.DataFrame, perf: pd.DataFrame, alpha: float = nm.ALPHA, m
             arr = np.full((len(nodes), rep.max() + 1), np.nan)
             arr[ni, rep] = nm.badness(g["value"].to_numpy(dtype=float), unit)
             arrays[key] = (arr, unit)
-            # a node that ran the check but has no value of this variable
-            for node in sorted(ran_on.get((key[0], key[1]), set()) - set(g["node"])):
-                drain(node, key[0], key[1], f"no value of {key[2]} (its runs of {key[0]} gave none)",
-                      variable=key[2], unit=unit)
+            # a node whose runs of the check gave fewer values of this variable than it has runs (NaN,
+            # a string, nothing: the reader leaves them out)
+            got = g.groupby("node").size().to_dict()
+            for node in sorted(ran_on.get((key[0], key[1]), set())):
+                want = n_runs.get((node, key[1], key[0]), 0)
+                if got.get(node, 0) < want:
+                    drain(node, key[0], key[1], f"{key[2]}: {want - got.get(node, 0)} of {want} runs gave no value "
+                          "(NaN, not a number, or none)", variable=key[2], unit=unit)
         m = np.zeros(len(nodes), dtype=int)
         for arr, _ in arrays.values():
             m += np.isfinite(arr).any(axis=1)
@@ -408,16 +414,28 @@ def judge_pairs(pvals: pd.DataFrame, nodes: list[str], variables: re.Pattern | N
     pair is one class (the note says so)."""
     if len(nodes) < fleetrule.MIN_NODES or pvals.empty:
         return {}, ""
+    known = set(nodes)
     names = "|".join(re.escape(n) for n in sorted(nodes, key=len, reverse=True))
     pattern = re.compile(rf"^(?P<base>.+)_(?P<a>{names})-(?P<b>{names})(?P<flag>_nop2p)?$")
+
+    def split(var: str) -> tuple[str, str, str] | None:
+        """(base, a, b) of a pair variable: the quick way (node names without '_'), else the regex."""
+        core = var[:-6] if var.endswith("_nop2p") else var
+        base, _, tail = core.rpartition("_")
+        for i in (j for j, ch in enumerate(tail) if ch == "-"):
+            if tail[:i] in known and tail[i + 1:] in known:
+                return base, tail[:i], tail[i + 1:]
+        mt = pattern.match(var)
+        return (mt.group("base"), mt.group("a"), mt.group("b")) if mt else None
+
     groups = defaultdict(lambda: defaultdict(list))
     units = {}
     for var, value, unit in zip(pvals["var"].astype(str), pvals["value"], pvals["unit"]):
-        mt = pattern.match(var)
-        if not mt or (variables and not variables.search(var)):
+        got = split(var)
+        if not got or (variables and not variables.search(var)):
             continue
-        groups[mt.group("base")][(mt.group("a"), mt.group("b"))].append(float(value))
-        units[mt.group("base")] = str(unit)
+        groups[got[0]][(got[1], got[2])].append(float(value))
+        units[got[0]] = str(unit)
     if not groups:
         return {}, ""
     index = {n: i for i, n in enumerate(nodes)}
@@ -428,29 +446,39 @@ def judge_pairs(pvals: pd.DataFrame, nodes: list[str], variables: re.Pattern | N
         a = np.array([index[p[0]] for p in keys])
         b = np.array([index[p[1]] for p in keys])
         bad_value = np.array([min(v) for v in pairs.values()]) <= 0
-        with np.errstate(all="ignore"), nm._quiet():
-            val = nm.badness([np.median(v) for v in pairs.values()], unit)  # repeats of a pair: their median
-        slow_pairs = np.zeros(len(keys), dtype=bool)
-        gaps = np.zeros(len(keys))
+        with np.errstate(all="ignore"), nm._quiet():  # repeats of a pair: their median
+            val = nm.badness([v[0] if len(v) == 1 else statistics.median(v) for v in pairs.values()], unit)
+        exact = len(keys) <= PAIR_EXACT_MAX
+        if not exact:  # a node's own pairs are 2 / N of them: the class's median and MAD serve
+            fin = val[np.isfinite(val)]
+            med_all = np.median(fin) if len(fin) else np.nan
+            mad_all = np.median(np.abs(fin - med_all)) if len(fin) else np.nan
+        order = np.argsort(np.concatenate([a, b]), kind="stable")
+        ends = np.concatenate([a, b])[order]
+        starts = np.searchsorted(ends, np.arange(len(nodes) + 1))
         for n in range(len(nodes)):
-            mine = (a == n) | (b == n)
-            if not mine.any():
+            idx = order[starts[n]:starts[n + 1]] % len(keys)  # the pairs with node n
+            if not len(idx):
                 continue
-            others = val[~mine] if len(keys) <= PAIR_EXACT_MAX else val
-            others = others[np.isfinite(others)]
-            if len(others) < 2:
-                continue
-            med = np.median(others)
-            mad = np.median(np.abs(others - med))
-            gap = -np.expm1(-(val[mine] - med))  # the loss of each of its pairs
-            z = np.where(mad > 0, Z_SCALE * (val[mine] - med) / (mad or 1), np.inf)
-            slow = ((gap >= PAIR_MIN_GAP) & (z > PAIR_MAX_Z)) | bad_value[mine] | ~np.isfinite(val[mine])
-            slow_pairs[mine] |= slow
-            gaps[mine] = np.fmax(gaps[mine], np.nan_to_num(gap, nan=1.0))
-            if slow.sum() * 2 > mine.sum():
+            mine = np.zeros(len(keys), dtype=bool) if exact else None
+            if exact:
+                mine[idx] = True
+                others = val[~mine]
+                others = others[np.isfinite(others)]
+                if len(others) < 2:
+                    continue
+                med = np.median(others)
+                mad = np.median(np.abs(others - med))
+            else:
+                med, mad = med_all, mad_all
+            v = val[idx]
+            gap = -np.expm1(-(v - med))  # the loss of each of its pairs
+            z = np.where(mad > 0, Z_SCALE * (v - med) / (mad or 1), np.inf)
+            slow = ((gap >= PAIR_MIN_GAP) & (z > PAIR_MAX_Z)) | bad_value[idx] | ~np.isfinite(v)
+            if slow.sum() * 2 > len(idx):
                 worst = int(np.argmax(np.nan_to_num(gap, nan=1.0)))
-                pair = np.array(keys, dtype=object)[mine][worst]
-                found.setdefault(nodes[n], f"{int(slow.sum())} of {int(mine.sum())} pairs with it slow on {base}; "
+                pair = keys[int(idx[worst])]
+                found.setdefault(nodes[n], f"{int(slow.sum())} of {len(idx)} pairs with it slow on {base}; "
                                  f"worst {pair[0]}-{pair[1]} {np.nan_to_num(gap, nan=1.0)[worst]:.0%} slower than "
                                  "the other pairs' median")
     note = ("the session report holds no switch classes of the pairs (SLURM_TOPOLOGY_ADDR is in the run's "
@@ -552,11 +580,22 @@ def _alpha(text: str) -> float:
 
 
 def _regex(text: str) -> re.Pattern:
-    return re.compile(text)
+    try:
+        return re.compile(text)
+    except re.error as exc:
+        raise argparse.ArgumentTypeError(f"not a regular expression ({exc})") from None
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, its errors in one line (no usage block)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        raise SystemExit(EXIT_BAD_INPUT)
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="gpucomm acceptance", description=__doc__.splitlines()[0])
+    ap = _Parser(prog="gpucomm acceptance", description=__doc__.splitlines()[0])
     ap.add_argument("sessions", nargs="+", metavar="SESSION",
                     help="ReFrame run reports (JSON) or stored sessions' uuids: their repeats are pooled")
     ap.add_argument("--out", default=".", help="folder for drain.csv, pass.csv, suspects.csv, noise.csv")

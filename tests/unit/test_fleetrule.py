@@ -5,8 +5,7 @@
 import numpy as np
 import pytest
 
-from gpucomm.analysis import fleetrule, fleetsim
-from gpucomm.analysis import noisemodel as nm
+from gpucomm.analysis import fleetrule, fleetsim, noisemodel as nm
 
 
 @pytest.mark.parametrize("n,with_class", [(64, False), (6, True)])

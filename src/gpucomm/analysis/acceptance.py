@@ -55,8 +55,7 @@ import pandas as pd
 
 from ..constants import EXIT_BAD_INPUT, EXIT_OK, EXIT_REPORT_FAIL
 from ..contract import ERROR_PREFIX
-from . import fleetrule
-from . import noisemodel as nm
+from . import fleetrule, noisemodel as nm
 
 #: the fewest repeats per node whose flag is final (fewer: a suspect, to retest)
 MIN_FINAL = 4
@@ -230,7 +229,7 @@ def evaluate(cases: pd.DataFrame, perf: pd.DataFrame, alpha: float = nm.ALPHA, m
         if vals.empty and len(perf):
             raise SessionError(f"--variables {variables.pattern!r} matches no perf variable of the sessions")
     judged = defaultdict(lambda: [set(), 0, []])  # node -> [checks, variables, ks]
-    flags = []
+    flags, few_nodes, one_repeat = [], [], []
     if len(vals):
         keys = vals.groupby(["test", "part", "var"], sort=True)
         nodes = sorted(vals["node"].unique())
@@ -283,15 +282,22 @@ def evaluate(cases: pd.DataFrame, perf: pd.DataFrame, alpha: float = nm.ALPHA, m
                           "file to judge it against)", **_row_numbers(res, i, unit, key[2]))
                 continue
             if has.sum() and not res["judgeable"][has].any():
-                out.notes.append(f"{key[0]} {key[2]} ({key[1]}): {int(has.sum())} node(s), fewer than "
-                                 f"{fleetrule.MIN_NODES + 1}, and no class file: the fleet cannot judge it; the "
-                                 "verdict rests on the checks' references alone")
+                few_nodes.append(f"{key[0]} {key[2]}")
+            if c is not None and bool(np.asarray(res["shifted"]).any()):
+                out.notes.append(f"{key[0]} {key[2]} ({key[1]}): this batch sits away from the class file's centre "
+                                 "(beyond 3 standard errors): judged against its own nodes")
             for i in np.nonzero(res["flag"])[0]:
                 flags.append((nodes[i], key, unit, res, i))
-            k_all = res["k"][has]
-            if has.any() and int(k_all.min()) < 2:
-                out.notes.append(f"{key[0]} {key[2]}: a node with one repeat: its within-node spread comes from the "
-                                 "others or the floor; with k = 1 the verdict can only find suspects")
+            if has.any() and int(res["k"][has].min()) < 2:
+                one_repeat.append(f"{key[0]} {key[2]}")
+        if few_nodes:
+            out.notes.append(f"{len(few_nodes)} variable(s) with fewer than {fleetrule.MIN_NODES + 1} nodes and no "
+                             f"class file (--class), e.g. {few_nodes[0]}: the fleet cannot judge them; the verdict "
+                             "rests on the checks' own references there")
+        if one_repeat:
+            out.notes.append(f"{len(one_repeat)} variable(s) with a node of one repeat, e.g. {one_repeat[0]}: its "
+                             "within-node spread is unknown (k = 1), so the verdict can only find suspects "
+                             f"(run with --repeat={RETEST_REPEATS})")
     for node, key, unit, res, i in flags:
         k = int(res["k"][i])
         nums = _row_numbers(res, i, unit, key[2])

@@ -133,7 +133,9 @@ def judge(b: np.ndarray, m: int, alpha: float = nm.ALPHA, min_loss: float = 0.01
             bound = nm.t_bound(m, alpha / TAIL, df)
             return se, df, bound, (x - centre) / se
 
-    se, df, bound, z = scored(c, 1 + 1 / nc)
+    with np.errstate(all="ignore"):
+        fleet_inflate = 1 + 1 / nc
+    se, df, bound, z = scored(c, fleet_inflate)
     better = (z < -bound) & (-(x - c) >= nm.loss_to_shift(min_loss))
     bimodal = better.sum(axis=-1) >= 2
     judgeable = ~(few | bimodal[..., None]) | (cls is not None)
@@ -147,7 +149,7 @@ def judge(b: np.ndarray, m: int, alpha: float = nm.ALPHA, min_loss: float = 0.01
         shifted = (np.abs(level - cls.centre) > SHIFT_Z * gap_sd) & ~bimodal
         same = ~shifted[..., None] | few
         c = np.where(same, cls.centre, c)
-        se, df, bound, z = scored(c, np.where(same, 1 + 1 / n_cls, 1 + 1 / nc))
+        se, df, bound, z = scored(c, np.where(same, 1 + 1 / n_cls, fleet_inflate))
     with np.errstate(all="ignore"):
         shift = x - c
         loss = nm.shift_to_loss(shift)

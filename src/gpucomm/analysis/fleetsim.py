@@ -11,8 +11,8 @@ repeat's standard deviation of the log value); a between-node spread (0 or 0.2 %
 repeats transiently 5-30 % slow (uniform); ``k`` repeats per node; one node (node 0) slowed by
 ``loss`` on every repeat of one 1 % variable.  ``bench`` judges every trial with and without a
 class file (the noise numbers of an independent healthy batch of ``CLASS_NODES`` nodes x
-``CLASS_REPEATS`` repeats, a new one every ``CLASS_EVERY`` trials) and writes the detection and false-drain rates (a CSV and a markdown
-table).
+``CLASS_REPEATS`` repeats, a new one every ``CLASS_EVERY`` trials) and writes the detection and
+false-drain rates (a CSV and a markdown table).
 """
 
 from __future__ import annotations
@@ -25,8 +25,7 @@ import time
 
 import numpy as np
 
-from . import fleetrule
-from . import noisemodel as nm
+from . import fleetrule, noisemodel as nm
 
 #: the within-node noise of the 30 variables (one repeat's standard deviation of badness)
 NOISE = np.repeat([0.005, 0.01, 0.05], 10)

@@ -9,22 +9,25 @@ spread serves a variable at every scale, and a loss is a shift of the badness:
 * a **loss** ``L`` is the fraction of performance lost, the same for both kinds of variable: a
   bandwidth at ``(1 - L)`` of its level, a time at ``1 / (1 - L)`` of it; its shift is
   ``-log(1 - L)`` (``loss_to_shift``; 3.5 % is a shift of 0.0356);
-* a node's **value** is the mean of its repeats less those more than ``CLIP`` within spreads worse
-  than its median (``node_value``; without a within spread, the mean of the better half): a
-  transiently slow repeat (another job's traffic, a daemon) does not move it, a node slow in every
-  repeat moves it fully.  Its small bias, which depends on the number of repeats ``k``
-  (``value_constants``), is taken out by ``corrected``, so that nodes with different ``k`` (a
-  retest added) are comparable;
+* a node's **value** is the mean of its repeats less those more than ``VALUE_CLIP`` within
+  spreads worse than its ``ceil(k/3)``-th best repeat (``node_value``, ``node_values``; without a
+  within spread, the mean of the better half): up to two thirds of its repeats transiently slow
+  (another job's traffic, a daemon) do not move it, a node slow in every repeat moves it fully.
+  Its small bias, which depends on the number of repeats ``k`` (``value_constants``), is taken out
+  by ``corrected``, so that nodes with different ``k`` (a retest added) are comparable;
 * the **within** spread (one repeat's standard deviation of badness inside a node) is pooled over
-  the nodes from each node's residuals about its own median, robustly (normal-scaled MAD, corrected
-  for the median's own shrinkage with ``k``: ``within_spread``);
+  the nodes in two passes (residuals about each node's median, then about its skipped mean), the
+  root mean square of those within ``CLIP`` MADs, unbiased for normal repeats by a seeded Monte
+  Carlo scale, with its degrees of freedom (``within_spreads``, ``within_constants``): robust
+  against a transiently slow repeat and against a slow node (both are residuals of their own);
 * the **between** spread (how far healthy nodes of one class sit apart) is what the corrected node
   values spread beyond their within part (``between_spread``), from a session's nodes or a class
   file's healthy batch;
 * a node's **z** is its corrected value's distance above the centre (a skipped mean of the other
-  nodes, ``centre``, or a class file's centre) in units of ``standard_error``; a node is judged over several variables at
-  once, so the bound is Bonferroni's (``z_bound``: ``alpha`` false alarms per healthy node over
-  ``m`` variables);
+  nodes, ``centre``, or a class file's centre) in units of ``standard_error``; a node is judged
+  over several variables at once, so the bound is Bonferroni's (``z_bound``: ``alpha`` false
+  alarms per healthy node over ``m`` variables; ``t_bound`` for spreads estimated with finite
+  degrees of freedom, ``satterthwaite`` for their sum);
 * the **minimum detectable loss** (``detectable_loss``) is the loss that this standard error finds
   with probability ``power`` at that bound: what a verdict promises it can see.
 

@@ -105,8 +105,7 @@ def fleet_collect(sessions, class_path=None):
 
     import numpy as np
 
-    from . import fleetrule
-    from . import noisemodel as nm
+    from . import fleetrule, noisemodel as nm
     from .acceptance import evaluate, read_sessions
     cases, perf = read_sessions(sessions)
     verdict = evaluate(cases, perf)

@@ -41,8 +41,8 @@ from . import noisemodel as nm
 
 #: the bound is set at ``alpha / (TAIL * m)``: transient slowdowns of one to three within spreads
 #: (kept in a node's value) make the far tail of healthy nodes' z heavier than the normal one the
-#: bound assumes; the synthetic benchmark measured 1.4 false drains per 1000 healthy nodes at
-#: TAIL 1 (64 nodes, k = 5, --alpha 1e-3), under --alpha with TAIL 2 (docs/acceptance.md)
+#: bound assumes; with TAIL 2 the committed benchmark drains under --alpha (docs/acceptance.md;
+#: an earlier form of the rule at TAIL 1 drained 1.4 per 1000 in development, not committed)
 TAIL = 2.0
 #: fewer other nodes than this: no fleet centre to judge against (the class file's, if given)
 MIN_NODES = 3

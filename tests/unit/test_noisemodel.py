@@ -44,9 +44,9 @@ def test_between_spread_and_the_healthy_false_alarm_rate():
     rng = np.random.default_rng(7)
     alarms = 0
     bound = nm.z_bound(30)
-    for trial in range(200 // 64 + 1):
+    for _trial in range(200 // 64 + 1):
         zmax = np.full(64, -np.inf)
-        for v in range(30):
+        for _v in range(30):
             x = rng.normal(0, 0.002, (64, 1)) + rng.normal(0, 0.01, (64, 5))
             w, _ = nm.within_spread(x)
             vals = np.array([nm.corrected(nm.node_value(r, w), 5, w) for r in x])

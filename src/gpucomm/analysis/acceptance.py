@@ -1,29 +1,42 @@
-"""Acceptance of a batch of nodes against the fleet: one ReFrame session in (the per-node checks
-run with ``--distribute=all``, and the node pair matrix across the nodes), a drain list and a pass
-list out.
+"""Acceptance of a batch of nodes against the fleet: ReFrame sessions in (the per-node checks run
+with ``--distribute=all``, best with ``--repeat=k``; the node pair matrix across the nodes), a drain
+list, a pass list, a suspect list and the noise it was judged at out.
 
-    gpucomm acceptance SESSION [--out DIR] [--min-gap 0.10] [--max-z 3.5] [--variables REGEX]
+    gpucomm acceptance SESSION [SESSION...] [--out DIR] [--force] [--class CLASS.json]
+                       [--alpha 1e-3] [--min-loss 0.01] [--target-loss 0.035] [--variables REGEX]
 
-SESSION: a ReFrame JSON run report (``--report-file``, config/results.py's per-session report),
-or the uuid of a session in ReFrame's results storage.
+SESSION: a ReFrame JSON run report (``--report-file``, config/results.py's per-session report), or
+the uuid of a session in ReFrame's results storage.  Several sessions are pooled: their repeats of
+each (check, variable, node) are one sample (a retest session of some nodes added later, too).
 
-Rule, per check and perf variable (one value per node): a node is an outlier when its value is
-worse than the median of the other nodes (lower for a bandwidth, higher for a time in us) by at
-least ``--min-gap`` of that median, and its robust z-score against them, 0.6745 |log value -
-median| / MAD of the logarithms (Iglewicz and Hoaglin's modified z-score; MAD the median absolute
-deviation), is above ``--max-z`` (or the MAD is 0).  Both must hold: the gap keeps a uniform fleet (tiny MAD) from flagging anything, the
-z-score keeps a noisy variable from flagging its slowest node.  No reference is needed.
-A node pair matrix across nodes (variables named by node pairs, ``uni_256KiB_gcn4-gcn1``) is
-judged per node: each of its pairs against the pairs of the same class (switch distance) without
-that node; a node is flagged where most of its pairs are outliers (a slow node's partner is slow
-in one pair only).  A check that failed on a node (its references, its sanity) drains the node too.
-Fewer than 3 nodes: the fleet cannot judge; the verdict rests on the checks' references alone.
+Rule (gpucomm.analysis.fleetrule; the noise model of gpucomm.analysis.noisemodel): per check and
+perf variable, every node's repeats give its value (a skipped mean of the log values, robust to a
+transiently slow repeat); the within-node spread is pooled from the repeats of all nodes, the
+between-node spread from the other nodes (or the class file's, ``--class``, where larger; never
+below a floor); a node's z is its value's distance from the other nodes' centre in standard
+errors.  A node is flagged on a variable where its z is above the bound that lets at most
+``--alpha`` healthy nodes in all be flagged on any of its variables (Bonferroni over its variables,
+Student's t for the estimated spreads) and it is at least ``--min-loss`` slower.  A node flagged
+with fewer than MIN_FINAL repeats is a suspect (suspects.csv: the retest to run); with MIN_FINAL
+or more (the retest pooled in) it is drained.  noise.csv says, per variable, the spreads it was
+judged at and the smallest loss it finds with 99 % probability; where that is above
+``--target-loss``: "cannot judge at k=K: needs k >= K2".
 
-Writes DIR/drain.csv (node, check, variable, value, fleet_median, reason) and DIR/pass.csv
-(node, checks, variables), prints the ``scontrol update nodename=... state=drain reason=...``
-lines for a person to run (never runs them), and exits with constants.EXIT_REPORT_FAIL (6) when
-any node is to be drained, EXIT_BAD_INPUT (2) for an unreadable session (one line).
+A node is also drained where a check failed on it (sanity, run: anything but its own performance
+references, which are values the fleet rule judges), where a check the other nodes measured has
+no result on it (skipped, aborted, missing) or a value that is not a measurement (NaN, inf, 0).
+A multi-node check that failed drains the nodes its pairs show slow (a node pair matrix: each
+node's pairs against the pairs without it, near-linear), else every node it ran on.
+
+Writes DIR/drain.csv (DRAIN_FIELDS), DIR/pass.csv (PASS_FIELDS), DIR/suspects.csv
+(SUSPECT_FIELDS) and DIR/noise.csv (NOISE_FIELDS): every node in exactly one of drain.csv and
+pass.csv.  It prints the ``scontrol update nodename=... state=drain reason=...`` lines for a person
+to run (never runs them) and exits EXIT_REPORT_FAIL (6) when a node is to be drained or the session
+measured nothing, EXIT_BAD_INPUT (2) for an unreadable session or a bad option (one line), else 0.
+An earlier drain.csv in DIR is not overwritten without ``--force``.
 """
+
+from __future__ import annotations
 
 import argparse
 import csv
@@ -31,251 +44,524 @@ import json
 import math
 import os
 import re
+import shlex
 import statistics
 import sys
 from collections import defaultdict
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
 
 from ..constants import EXIT_BAD_INPUT, EXIT_OK, EXIT_REPORT_FAIL
-from ..contract import ERROR_PREFIX, RESULTS_FILE
-from ..pairs import switch_distance
+from ..contract import ERROR_PREFIX
+from . import fleetrule, noisemodel as nm
 
-MIN_GAP = 0.10       # of the fleet median: a uniform fleet flags nothing
-MAX_Z = 3.5          # modified z-score (Iglewicz and Hoaglin): the usual outlier bound
-MIN_NODES = 3        # fewer: no fleet to judge against
-Z_SCALE = 0.6745     # MAD -> standard deviation of a normal distribution (1 / 1.4826)
-DRAIN_FIELDS = ("node", "check", "variable", "value", "fleet_median", "reason")
-PASS_FIELDS = ("node", "checks", "variables")
-_NID = re.compile(r"%\.nid=(\S+)")
+#: the fewest repeats per node whose flag is final (fewer: a suspect, to retest)
+MIN_FINAL = 4
+#: the repeats a suspect's retest asks for
+RETEST_REPEATS = 5
+#: the smallest loss (a fraction of performance) that drains a node, whatever its z: a variable
+#: spread 0.1 % would otherwise drain a node 0.5 % slow, which no site would act on
+MIN_LOSS = 0.01
+#: the loss every variable should be judged to see (a fraction): the issue's 3.5 %
+TARGET_LOSS = 0.035
+#: a node pair matrix's pair is slow where it is this much worse than the other pairs' median ...
+PAIR_MIN_GAP = 0.10
+#: ... and its robust z (median and MAD of the logarithms) above this
+PAIR_MAX_Z = 3.5
+#: pairs of a class above which the other pairs' median and MAD are taken over all its pairs (a
+#: node's own are 2 / N of them): linear in the pairs
+PAIR_EXACT_MAX = 4000
+Z_SCALE = 0.6745  # MAD -> standard deviation of a normal distribution (1 / 1.4826)
+DRAIN_FIELDS = ("node", "check", "partition", "variable", "value", "unit", "centre", "loss", "z", "bound",
+                "within", "between", "k", "detectable_loss", "reason")
+PASS_FIELDS = ("node", "verdict", "checks", "variables", "k", "sessions", "note")
+SUSPECT_FIELDS = ("node", "check", "partition", "variable", "loss", "z", "bound", "k", "retest")
+NOISE_FIELDS = ("check", "partition", "variable", "unit", "nodes", "k", "within", "within_source", "between",
+                "between_source", "detectable_loss", "target_loss", "verdict")
+#: a stored session's uuid (a source that is no file)
+_UUID = re.compile(r"^[0-9a-fA-F-]{8,}$")
 
 
 class SessionError(Exception):
-    """The session cannot be read (exit 2)."""
+    """The sessions cannot be read, or an option is bad (exit 2)."""
 
 
-# -- reading the session -------------------------------------------------------------------------
+# -- reading the sessions ------------------------------------------------------------------------
 
-def read_session(source):
-    """The test cases of one session: a run report file, or a stored session's uuid (ReFrame's
-    results storage, through gpucomm.analysis.report.inputs).  The last run of each test case
-    counts (retries); every case keeps its ReFrame name (the same for every node) and its nodes."""
-    if os.path.exists(source):
-        try:
-            with open(source, errors="replace") as fp:
-                doc = json.load(fp)
-        except (OSError, json.JSONDecodeError) as exc:
-            raise SessionError(f"{source}: not a ReFrame run report ({exc})") from None
-    else:
-        from .report.inputs import stored_sessions
-        found, problem = stored_sessions(source)
-        if problem or not found:
-            raise SessionError(f"{source}: no such file, nor a stored session in {_database()}"
-                               + (f" ({problem})" if problem else ""))
-        doc = found[0]
-    if not isinstance(doc, dict) or not isinstance(doc.get("runs"), list) or "session_info" not in doc:
-        raise SessionError(f"{source}: not a ReFrame run report (no session_info and runs)")
-    latest = {}
-    for run in doc["runs"]:
-        cases = run.get("testcases") if isinstance(run, dict) else None
-        if cases is not None and not isinstance(cases, list):
-            raise SessionError(f"{source}: not a ReFrame run report (testcases is {type(cases).__name__}, not a list)")
-        for tc in cases or []:
-            if isinstance(tc, dict) and isinstance(tc.get("name"), str):
-                bad = _bad_field(tc)
-                if bad:
-                    raise SessionError(f"{source}: test case {tc['name']}: {bad}: not a ReFrame run report")
-                key = (tc.get("system"), tc.get("partition"), tc.get("environ"),
-                       tc.get("display_name") or tc["name"])
-                latest[key] = tc
-    if not latest:
-        raise SessionError(f"{source}: a ReFrame session without test cases")
-    return list(latest.values())
+def read_sessions(sources: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(cases, perf) of the sessions (report files or stored sessions' uuids) through the report's
+    reader (gpucomm.analysis.report.inputs): one row per test case run, one per perf value."""
+    from .report.inputs import Inputs, database_label, load, load_storage
+    files = [s for s in sources if os.path.exists(s)]
+    for s in sources:
+        if not os.path.exists(s) and not _UUID.match(s):
+            raise SessionError(f"{s}: no such file, nor a stored session's uuid")
+    data = load(files) if files else Inputs()
+    for s in sources:
+        if s not in files:
+            load_storage(data, s)
+            _, kind, note = data.files[-1]
+            if kind != "database" or note.startswith("0 "):
+                raise SessionError(f"{s}: no such file, nor a stored session in {database_label()}"
+                                   + (f" ({note})" if kind != "database" else ""))
+    for path, kind, note in data.files:
+        if kind not in ("report", "database"):
+            raise SessionError(f"{path}: not a ReFrame run report ({note})")
+        if note.startswith("0 ") or note == "0 sessions":
+            raise SessionError(f"{path}: {note}: a ReFrame session without test cases")
+    if not files and not any(k == "database" for _, k, _ in data.files):
+        raise SessionError(f"{', '.join(sources)}: no stored session" + (f" ({data.problems[0]})"
+                                                                          if data.problems else ""))
+    _, cases, perf = data.frames()
+    if cases.empty:
+        raise SessionError(f"{', '.join(sources)}: no test cases")
+    systems = cases.groupby("source")["system"].agg(lambda s: ",".join(sorted(set(map(str, s)))))
+    if systems.nunique() > 1:
+        said = "; ".join(f"{src}: {sys_}" for src, sys_ in systems.items())
+        raise SessionError(f"sessions of different systems given together ({said}): give one system's")
+    return cases, perf
 
 
-#: the test case fields read here, with the types ReFrame writes (None: absent)
-_FIELD_TYPES = {"display_name": str, "perfvalues": dict, "job_nodelist": list, "result": str}
+def case_nodes(row: pd.Series) -> list[str]:
+    """The nodes of a test case row: its one node, else Slurm's node list."""
+    if isinstance(row["node"], str) and row["node"]:
+        return [row["node"]]
+    return [n for n in str(row["nodes"] or "").split(",") if n and n not in ("?", "None", "nan")]
 
 
-def _bad_field(tc):
-    """The first field of a test case of another type than ReFrame writes, said, or None."""
-    for name, kind in _FIELD_TYPES.items():
-        value = tc.get(name)
-        if value is not None and not isinstance(value, kind):
-            return f"{name} is {type(value).__name__}, not {kind.__name__}"
-    return None
+def partition(row: pd.Series) -> str:
+    return f"{row['system']}:{row['partition']}"
 
 
-def _database():
-    """The results database a stored session was looked up in, as ReFrame chooses it."""
-    if os.environ.get("RFM_SQLITE_DB_FILE"):
-        return os.environ["RFM_SQLITE_DB_FILE"]
-    if os.environ.get("RFM_CONFIG_FILES"):
-        return f"the database of RFM_CONFIG_FILES={os.environ['RFM_CONFIG_FILES']}"
-    return ("ReFrame's default database (RFM_CONFIG_FILES is unset: gpucomm's sessions are in the one of "
-            "the checkout's config/settings.py; set RFM_CONFIG_FILES to it, or RFM_SQLITE_DB_FILE)")
+# -- the verdict ---------------------------------------------------------------------------------
+
+@dataclass
+class Verdict:
+    drain: list = field(default_factory=list)
+    passed: list = field(default_factory=list)
+    suspects: list = field(default_factory=list)
+    noise: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+    nothing: bool = False
 
 
-def case_nodes(tc):
-    """The nodes a test case ran on: the node ``--distribute`` pinned it to, else Slurm's node
-    list (which ReFrame's squeue scheduler can miss for a short job: 'None')."""
-    m = _NID.search(tc.get("display_name") or "")
-    if m:
-        return [m.group(1)]
-    return [n for n in tc.get("job_nodelist") or [] if n and n != "None"]
+def load_class(path: str) -> dict:
+    """A class file (``gpucomm tolerances --fleet SESSION --class FILE``): its partitions and
+    {(check, partition, variable): ClassNoise}."""
+    try:
+        with open(path) as fp:
+            doc = json.load(fp)
+        out = {}
+        for name, v in doc["variables"].items():
+            check, part, var = name.split("|")
+            out[(check, part, var)] = fleetrule.ClassNoise(float(v["centre"]), float(v["within"]),
+                                                           float(v["within_df"]), float(v["between"]),
+                                                           float(v["between_df"]))
+        return {"partitions": set(doc["partitions"]), "variables": out, "path": path}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise SessionError(f"{path}: not a gpucomm class file ({type(exc).__name__}: {exc})") from None
 
 
-def perf_values(tc):
-    """[(variable, value, unit)] of a test case's measured perf variables."""
-    out = []
-    for key, val in (tc.get("perfvalues") or {}).items():
-        if isinstance(val, (list, tuple)) and len(val) >= 5 and isinstance(val[0], (int, float)):
-            out.append((key.rsplit(":", 1)[-1], float(val[0]), val[4]))
+def _num(v: float) -> float | str:
+    return "" if v is None or (isinstance(v, float) and not math.isfinite(v)) else float(v)
+
+
+def evaluate(cases: pd.DataFrame, perf: pd.DataFrame, alpha: float = nm.ALPHA, min_loss: float = MIN_LOSS,
+             target: float = TARGET_LOSS, variables: re.Pattern | None = None,
+             cls: dict | None = None) -> Verdict:
+    """The verdict of the pooled sessions' test cases (the module's docstring)."""
+    out = Verdict()
+    cases = cases.assign(part=cases["system"].astype(str) + ":" + cases["partition"].astype(str))
+    perf = perf.assign(part=perf["system"].astype(str) + ":" + perf["partition"].astype(str))
+    single = cases[cases["node"].notna()]
+    multi = cases[cases["node"].isna()]
+    if cls is not None:
+        other = set(cases["part"]) - cls["partitions"]
+        if other and not set(cases["part"]) & cls["partitions"]:
+            raise SessionError(f"{cls['path']}: a class file of {', '.join(sorted(cls['partitions']))}, "
+                               f"not of {', '.join(sorted(other))}")
+    node_part = defaultdict(set)
+    for row in cases.itertuples():
+        for n in ([row.node] if isinstance(row.node, str) else
+                  [x for x in str(row.nodes or "").split(",") if x and x not in ("?", "None", "nan")]):
+            node_part[n].add(row.part)
+    sessions = defaultdict(set)
+    for n, s in zip(single["node"], single["session"].fillna(single["source"])):
+        sessions[n].add(s)
+    reasons = defaultdict(list)  # node -> drain rows
+
+    def drain(node, check, part, reason, **more):
+        reasons[node].append(dict(node=node, check=check, partition=part, reason=reason, **more))
+
+    # 1. the checks of one node: a failure, no result, a missing case
+    measured = single[single["result"].isin(["pass", "fail"])]
+    expected = measured.groupby("part")["test"].agg(lambda s: set(s)).to_dict()
+    ran_on = measured.groupby(["test", "part"])["node"].agg(lambda s: set(s)).to_dict()
+    n_runs = measured[measured["fail_phase"].astype(str) != "sanity"].groupby(["node", "part", "test"]).size().to_dict()
+    odd = single[~single["result"].isin(["pass", "fail"]) |
+                 ((single["result"] == "fail") & (single["fail_phase"].astype(str) != "performance"))]
+    runs = single.groupby(["node", "part", "test"]).size().to_dict()
+    for (node, part, test), rows in odd.groupby(["node", "part", "test"]):
+        bad = rows[~rows["result"].isin(["pass", "fail"])]
+        if len(bad) and test in expected.get(part, set()):
+            why = str(bad["fail_reason"].dropna().iloc[0]).splitlines()[0] if bad["fail_reason"].notna().any() \
+                else ""
+            drain(node, test, part, f"no result for {test} ({bad['result'].iloc[0]}"
+                  f"{': ' + why if why else ''}; {len(bad)} of {runs[(node, part, test)]} runs)")
+        failed = rows[rows["result"] == "fail"]
+        if len(failed):
+            why = str(failed["fail_reason"].fillna("no reason given").iloc[0]).strip().splitlines() or [""]
+            drain(node, test, part, f"check failed ({failed['fail_phase'].iloc[0] or 'failed'}: {why[0]})")
+    skipped_all = set(single.loc[single["result"] == "skip", "test"]) - set(measured["test"])
+    for test in sorted(skipped_all):
+        why = single.loc[(single["test"] == test), "fail_reason"].dropna().astype(str)
+        out.notes.append(f"{test} skipped on every node: not judged"
+                         + (f" ({why.iloc[0].splitlines()[0]})" if len(why) else ""))
+    have = single.groupby(["node", "part"])["test"].agg(lambda s: set(s)).to_dict()
+    for node, parts in node_part.items():
+        for part in parts:
+            for test in sorted(expected.get(part, set()) - have.get((node, part), set())):
+                drain(node, test, part, f"no result for {test} (no test case of it on this node)")
+
+    # 2. the fleet rule, per variable
+    vals = perf[perf["node"].notna() & perf["result"].isin(["pass", "fail"])]
+    if variables is not None:
+        names = vals["var"].astype(str)
+        vals = vals[names.map(lambda v: bool(variables.search(v)))]
+        if vals.empty and len(perf):
+            raise SessionError(f"--variables {variables.pattern!r} matches no perf variable of the sessions")
+    judged = defaultdict(lambda: [set(), 0, []])  # node -> [checks, variables, ks]
+    flags, few_nodes, one_repeat = [], [], []
+    if len(vals):
+        keys = vals.groupby(["test", "part", "var"], sort=True)
+        nodes = sorted(vals["node"].unique())
+        index = {n: i for i, n in enumerate(nodes)}
+        arrays = {}
+        for key, g in keys:
+            unit = str(g["unit"].iloc[0])
+            value = g["value"].to_numpy(dtype=float)
+            bad = ~(np.isfinite(value) & (value > 0))
+            for row in g[bad].itertuples():
+                drain(row.node, key[0], key[1], f"{key[2]} = {row.value!r} {unit} is not a measurement",
+                      variable=key[2], unit=unit)
+            g = g[~bad]
+            if g.empty:
+                continue
+            ni = g["node"].map(index).to_numpy()
+            rep = g.groupby("node").cumcount().to_numpy()
+            arr = np.full((len(nodes), rep.max() + 1), np.nan)
+            arr[ni, rep] = nm.badness(g["value"].to_numpy(dtype=float), unit)
+            arrays[key] = (arr, unit)
+            # a node whose runs of the check gave fewer values of this variable than it has runs (NaN,
+            # a string, nothing: the reader leaves them out)
+            got = g.groupby("node").size().to_dict()
+            for node in sorted(ran_on.get((key[0], key[1]), set())):
+                want = n_runs.get((node, key[1], key[0]), 0)
+                if got.get(node, 0) < want:
+                    drain(node, key[0], key[1], f"{key[2]}: {want - got.get(node, 0)} of {want} runs gave no value "
+                          "(NaN, not a number, or none)", variable=key[2], unit=unit)
+        m = np.zeros(len(nodes), dtype=int)
+        for arr, _ in arrays.values():
+            m += np.isfinite(arr).any(axis=1)
+        mm = np.clip(m, 1, None)
+        for key, (arr, unit) in arrays.items():
+            c = (cls or {}).get("variables", {}).get(key) if cls else None
+            res = fleetrule.judge(arr, mm, alpha, min_loss, c)
+            has = np.isfinite(res["value"])
+            for i in np.nonzero(has)[0]:
+                j = judged[nodes[i]]
+                j[0].add(key[0])
+                j[1] += 1
+                j[2].append(int(res["k"][i]))
+            out.noise.append(noise_row(key, unit, res, has, c, target, int(np.median(mm[has])) if has.any() else 1))
+            if has.sum() and res["bimodal"] and c is None:
+                slow = has & ~(res["z"] < -res["bound"])
+                out.notes.append(f"{key[0]} {key[2]} ({key[1]}): the fleet is bimodal ({int((has & ~slow).sum())} "
+                                 f"nodes faster beyond the bound): without a class file (--class) its slower group "
+                                 "is drained; with one, every node is judged against the class's centre")
+                for i in np.nonzero(slow)[0]:
+                    drain(nodes[i], key[0], key[1], f"{key[2]}: in the slower group of a bimodal fleet (no class "
+                          "file to judge it against)", **_row_numbers(res, i, unit, key[2]))
+                continue
+            if has.sum() and not res["judgeable"][has].any():
+                few_nodes.append(f"{key[0]} {key[2]}")
+            if c is not None and bool(np.asarray(res["shifted"]).any()):
+                out.notes.append(f"{key[0]} {key[2]} ({key[1]}): this batch sits away from the class file's centre "
+                                 "(beyond 3 standard errors): judged against its own nodes")
+            for i in np.nonzero(res["flag"])[0]:
+                flags.append((nodes[i], key, unit, res, i))
+            if has.any() and int(res["k"][has].min()) < 2:
+                one_repeat.append(f"{key[0]} {key[2]}")
+        if few_nodes:
+            out.notes.append(f"{len(few_nodes)} variable(s) with fewer than {fleetrule.MIN_NODES + 1} nodes and no "
+                             f"class file (--class), e.g. {few_nodes[0]}: the fleet cannot judge them; the verdict "
+                             "rests on the checks' own references there")
+        if one_repeat:
+            out.notes.append(f"{len(one_repeat)} variable(s) with a node of one repeat, e.g. {one_repeat[0]}: its "
+                             "within-node spread is unknown (k = 1), so the verdict can only find suspects "
+                             f"(run with --repeat={RETEST_REPEATS})")
+    for node, key, unit, res, i in flags:
+        k = int(res["k"][i])
+        nums = _row_numbers(res, i, unit, key[2])
+        side = "above" if nm.higher_is_worse(unit) else "below"
+        text = (f"{key[2]} {res['loss'][i]:.1%} slower ({side} the fleet), z {res['z'][i]:.1f} > "
+                f"{res['bound'][i]:.1f}, k={k}")
+        if k >= MIN_FINAL:
+            drain(node, key[0], key[1], text, **nums)
+        else:
+            out.suspects.append(dict(node=node, check=key[0], partition=key[1], variable=key[2],
+                                     loss=float(res["loss"][i]), z=float(res["z"][i]),
+                                     bound=float(res["bound"][i]), k=k, retest=""))
+
+    # 3. the checks across nodes
+    for (test, part), rows in multi.groupby(["test", "part"]):
+        nodes_of = sorted({n for _, r in rows.iterrows() for n in case_nodes(r)})
+        pvals = perf[(perf["test"] == test) & (perf["part"] == part) & perf["node"].isna()]
+        found, note = judge_pairs(pvals, nodes_of, variables)
+        out.notes += [f"{test} ({part}): {note}"] if note else []
+        for node, reason in found.items():
+            drain(node, test, part, reason)
+        failed = rows[~rows["result"].isin(["pass", "skip"])]
+        if len(failed) and not found:
+            why = str(failed["fail_reason"].fillna("no reason given").iloc[0]).strip().splitlines() or [""]
+            for node in nodes_of:
+                drain(node, test, part, f"{test} {failed['result'].iloc[0]} across {len(nodes_of)} nodes "
+                      f"({failed['fail_phase'].iloc[0] or ''}: {why[0]}); no single node identified: retest them")
+
+    # 4. the lists
+    for node in sorted(reasons):
+        out.drain += reasons[node]
+    suspects = defaultdict(list)
+    for s in out.suspects:
+        if s["node"] not in reasons:
+            suspects[s["node"]].append(s)
+    out.suspects = [s for n in sorted(suspects) for s in suspects[n]]
+    cmdline = session_cmdlines(cases)
+    for node, rows in suspects.items():
+        cmd = retest_command(cmdline, node, sorted({r["check"] for r in rows}), rows[0]["partition"])
+        for r in rows:
+            r["retest"] = cmd
+    all_nodes = sorted(node_part)
+    if not len(vals) and not len(multi[multi["result"].isin(["pass", "fail"])]):
+        out.nothing = True
+        out.notes.append("the sessions measured nothing (every test case skipped or without a result)")
+        for node in all_nodes:
+            if node not in reasons:
+                out.drain.append(dict(node=node, check="", partition=",".join(sorted(node_part[node])),
+                                      reason="no result for any check (nothing was measured on it)"))
+                reasons[node] = []
+    for node in all_nodes:
+        if node in reasons:
+            continue
+        checks, nvars, ks = judged.get(node, [set(), 0, []])
+        many = len(sessions.get(node, ())) > 1
+        if node in suspects:
+            verdict, note = "suspect", f"not final with k={min(r['k'] for r in suspects[node])}: retest (suspects.csv)"
+        else:
+            verdict = "pass on retest" if many else "pass"
+            note = "" if nvars else "no per-node variable judged (checks across nodes only)"
+        out.passed.append(dict(node=node, verdict=verdict, checks=len(checks), variables=nvars,
+                               k=min(ks) if ks else "", sessions=len(sessions.get(node, ())), note=note))
     return out
 
 
-def check_name(tc):
-    return f"{tc['name']} ({tc.get('system')}:{tc.get('partition')})"
+def _in_unit(badness: float, unit: str) -> float | str:
+    """A badness back in its unit (the inverse of noisemodel.badness)."""
+    if not math.isfinite(badness):
+        return ""
+    return math.exp(badness) if nm.higher_is_worse(unit) else math.exp(-badness)
 
 
-def fleet_values(cases):
-    """{(check, system:partition, variable): {node: value}} and {same: unit} of the single-node
-    test cases (one value per node: the per-node checks of a distributed run)."""
-    values, units = defaultdict(dict), {}
-    for tc in cases:
-        nodes = case_nodes(tc)
-        if len(nodes) != 1 or tc.get("result") not in ("pass", "fail"):
-            continue
-        for var, value, unit in perf_values(tc):
-            key = (tc["name"], f"{tc.get('system')}:{tc.get('partition')}", var)
-            values[key][nodes[0]] = value
-            units[key] = unit
-    return values, units
+def _row_numbers(res: dict, i: int, unit: str, var: str) -> dict:
+    return dict(variable=var, unit=unit, value=_in_unit(res["value"][i], unit),
+                centre=_in_unit(res["centre"][i], unit), loss=_num(res["loss"][i]), z=_num(res["z"][i]),
+                bound=_num(res["bound"][i]), within=_num(float(res["within"])), between=_num(res["between"][i]),
+                k=int(res["k"][i]), detectable_loss=_num(res["detectable"][i]))
 
 
-# -- the fleet rule ------------------------------------------------------------------------------
-
-def worse_by(value, median, unit):
-    """How much worse than the median a value is, as a fraction of it (negative: better)."""
-    if not median:
-        return 0.0
-    return (value - median) / median if unit == "us" else (median - value) / median
-
-
-def outlier(value, others, unit, min_gap=MIN_GAP, max_z=MAX_Z):
-    """(median, gap, z) if ``value`` is an outlier against ``others`` (the other nodes' values),
-    else None.  The z-score is taken on the logarithms: performance spreads by factors, and one
-    slow node among few must not widen the spread it is judged by."""
-    med = statistics.median(others)
-    gap = worse_by(value, med, unit)
-    if gap < min_gap or value <= 0 or min(others) <= 0:
-        return (med, gap, float("inf")) if gap >= min_gap and value <= 0 else None
-    logs = [math.log(v) for v in others]
-    center = statistics.median(logs)
-    mad = statistics.median(abs(v - center) for v in logs)
-    z = Z_SCALE * abs(math.log(value) - center) / mad if mad else float("inf")
-    return (med, gap, z) if z > max_z else None
-
-
-def reason_text(gap, unit, med, z):
-    side = "above" if unit == "us" else "below"
-    zs = "MAD 0" if z == float("inf") else f"robust z {z:.1f}"
-    return f"{gap:.0%} {side} the fleet median {med:.4g} {unit} ({zs})"
-
-
-def judge_nodes(values, units, min_gap=MIN_GAP, max_z=MAX_Z, variables=None):
-    """Drain rows of the per-node variables: each node against the other nodes of its check."""
-    rows = []
-    for key, by_node in sorted(values.items()):
-        check, _, var = key
-        if len(by_node) < MIN_NODES or (variables and not variables.search(var)):
-            continue
-        unit = units[key]
-        for node, value in sorted(by_node.items()):
-            others = [v for n, v in by_node.items() if n != node]
-            hit = outlier(value, others, unit, min_gap, max_z)
-            if hit:
-                med, gap, z = hit
-                rows.append(dict(node=node, check=check, variable=var, value=value, fleet_median=med,
-                                 reason=reason_text(gap, unit, med, z)))
-    return rows
+def noise_row(key: tuple, unit: str, res: dict, has: np.ndarray, cls: fleetrule.ClassNoise | None,
+              target: float, m: int) -> dict:
+    """One noise.csv row: the spreads a variable was judged at and what it can see."""
+    w = float(res["within"])
+    ws = float(res["session_within"])
+    w_src = "class file" if cls is not None and cls.within >= w and cls.within > 0 else (
+        "session repeats" if math.isfinite(ws) and ws >= nm.FLOOR_WITHIN else "floor")
+    with np.errstate(all="ignore"), nm._quiet():
+        b = float(np.nanmedian(res["between"][has])) if has.any() else float("nan")
+        bs = float(np.nanmedian(res["session_between"][has])) if has.any() else float("nan")
+        det = float(np.nanmedian(res["detectable"][has])) if has.any() else float("nan")
+    b_src = "class file" if cls is not None and cls.between >= b and cls.between > 0 else (
+        "session nodes" if math.isfinite(bs) and bs > nm.FLOOR_BETWEEN else "floor")
+    k = int(np.median(res["k"][has])) if has.any() else 0
+    n = int(has.sum())
+    if not has.any():
+        verdict = "no values"
+    elif not res["judgeable"][has].any():
+        verdict = "cannot judge: too few nodes and no class file"
+    elif det <= target:
+        verdict = f"judged: sees {target:.1%} at k={k}"
+    else:
+        need = fleetrule.repeats_needed(target, w, b, m, n=max(n, 2), between_known=cls is not None,
+                                       k_seen=max(k, 2))
+        verdict = (f"cannot judge {target:.1%} at k={k}: needs k >= {need}" if need else
+                   f"cannot judge {target:.1%} at k={k}: not at any k <= 64")
+    return dict(check=key[0], partition=key[1], variable=key[2], unit=unit, nodes=n, k=k, within=w,
+                within_source=w_src, between=b, between_source=b_src, detectable_loss=det, target_loss=target,
+                verdict=verdict)
 
 
-def pair_classes(tc):
-    """{node: SLURM_TOPOLOGY_ADDR} of a node pair matrix's run (its results file's meta), or {}."""
-    for folder in (tc.get("outputdir"), tc.get("stagedir")):
-        path = os.path.join(folder or "", RESULTS_FILE)
-        if folder and os.path.exists(path):
-            try:
-                with open(path) as fp:
-                    placement = (json.load(fp).get("meta") or {}).get("placement") or {}
-            except (OSError, json.JSONDecodeError, AttributeError):
-                return {}
-            return {h: a for h, a in zip(placement.get("hosts") or [], placement.get("topology_addr") or [])
-                    if a}
-    return {}
+# -- the checks across nodes ---------------------------------------------------------------------
 
-
-def judge_pairs(tc, min_gap=MIN_GAP, max_z=MAX_Z, variables=None):
-    """Drain rows of a node pair matrix across nodes (the module's docstring): per variable base
-    and pair class, each node's pairs against the class's pairs without that node."""
-    nodes = case_nodes(tc)
-    if len(nodes) < MIN_NODES:
-        return []
+def judge_pairs(pvals: pd.DataFrame, nodes: list[str], variables: re.Pattern | None = None
+                ) -> tuple[dict[str, str], str]:
+    """({node: reason} of the nodes a node pair matrix shows slow, a note): per variable base,
+    each node's pairs against the other pairs (median and MAD of the logarithms without that
+    node's; over all pairs for a class of more than PAIR_EXACT_MAX), a pair slow where it is
+    PAIR_MIN_GAP worse and PAIR_MAX_Z robust z out; a node slow where most of its pairs are (a slow
+    node's partner is slow in one pair only).  The session report holds no switch classes, so every
+    pair is one class (the note says so)."""
+    if len(nodes) < fleetrule.MIN_NODES or pvals.empty:
+        return {}, ""
+    known = set(nodes)
     names = "|".join(re.escape(n) for n in sorted(nodes, key=len, reverse=True))
     pattern = re.compile(rf"^(?P<base>.+)_(?P<a>{names})-(?P<b>{names})(?P<flag>_nop2p)?$")
-    addrs = pair_classes(tc)
-    groups = defaultdict(list)  # (base, class) -> [(a, b, value, unit)]
-    judged_unit = {}
-    for var, value, unit in perf_values(tc):
-        m = pattern.match(var)
-        if not m or (variables and not variables.search(var)):
+
+    def split(var: str) -> tuple[str, str, str] | None:
+        """(base, a, b) of a pair variable: the quick way (node names without '_'), else the regex."""
+        core = var[:-6] if var.endswith("_nop2p") else var
+        base, _, tail = core.rpartition("_")
+        for i in (j for j, ch in enumerate(tail) if ch == "-"):
+            if tail[:i] in known and tail[i + 1:] in known:
+                return base, tail[:i], tail[i + 1:]
+        mt = pattern.match(var)
+        return (mt.group("base"), mt.group("a"), mt.group("b")) if mt else None
+
+    groups = defaultdict(lambda: defaultdict(list))
+    units = {}
+    for var, value, unit in zip(pvals["var"].astype(str), pvals["value"], pvals["unit"]):
+        got = split(var)
+        if not got or (variables and not variables.search(var)):
             continue
-        a, b = m.group("a"), m.group("b")
-        cls = switch_distance(addrs[a], addrs[b]) if a in addrs and b in addrs else "all"
-        groups[(m.group("base"), cls)].append((a, b, value, unit))
-        judged_unit[m.group("base")] = unit  # us: higher is worse (worse_by)
-    slow = defaultdict(lambda: defaultdict(list))  # node -> base -> [(pair, value, median, reason) or None]
-    for (base, _), pairs in groups.items():
-        for node in nodes:
-            others = [v for a, b, v, _ in pairs if node not in (a, b)]
-            if not others:
+        groups[got[0]][(got[1], got[2])].append(float(value))
+        units[got[0]] = str(unit)
+    if not groups:
+        return {}, ""
+    index = {n: i for i, n in enumerate(nodes)}
+    found = {}
+    for base, pairs in sorted(groups.items()):
+        unit = units[base]
+        keys = list(pairs)
+        a = np.array([index[p[0]] for p in keys])
+        b = np.array([index[p[1]] for p in keys])
+        bad_value = np.array([min(v) for v in pairs.values()]) <= 0
+        with np.errstate(all="ignore"), nm._quiet():  # repeats of a pair: their median
+            val = nm.badness([v[0] if len(v) == 1 else statistics.median(v) for v in pairs.values()], unit)
+        exact = len(keys) <= PAIR_EXACT_MAX
+        if not exact:  # a node's own pairs are 2 / N of them: the class's median and MAD serve
+            fin = val[np.isfinite(val)]
+            med_all = np.median(fin) if len(fin) else np.nan
+            mad_all = np.median(np.abs(fin - med_all)) if len(fin) else np.nan
+        order = np.argsort(np.concatenate([a, b]), kind="stable")
+        ends = np.concatenate([a, b])[order]
+        starts = np.searchsorted(ends, np.arange(len(nodes) + 1))
+        for n in range(len(nodes)):
+            idx = order[starts[n]:starts[n + 1]] % len(keys)  # the pairs with node n
+            if not len(idx):
                 continue
-            for a, b, value, unit in pairs:
-                if node not in (a, b):
+            mine = np.zeros(len(keys), dtype=bool) if exact else None
+            if exact:
+                mine[idx] = True
+                others = val[~mine]
+                others = others[np.isfinite(others)]
+                if len(others) < 2:
                     continue
-                hit = outlier(value, others, unit, min_gap, max_z)
-                slow[node][base].append(
-                    (f"{a}-{b}", value, hit[0], reason_text(hit[1], unit, hit[0], hit[2])) if hit else None)
-    rows = []
-    for node in sorted(slow):
-        for base, judged in sorted(slow[node].items()):
-            bad = [j for j in judged if j]
-            if len(bad) * 2 > len(judged):  # most of its pairs: the node, not one partner
-                worst = (max if judged_unit[base] == "us" else min)(bad, key=lambda j: j[1])
-                rows.append(dict(node=node, check=check_name(tc), variable=f"{base}_{worst[0]}", value=worst[1],
-                                 fleet_median=worst[2],
-                                 reason=f"{len(bad)} of {len(judged)} pairs with this node slow; worst: {worst[3]}"))
-    return rows
+                med = np.median(others)
+                mad = np.median(np.abs(others - med))
+            else:
+                med, mad = med_all, mad_all
+            v = val[idx]
+            gap = -np.expm1(-(v - med))  # the loss of each of its pairs
+            z = np.where(mad > 0, Z_SCALE * (v - med) / (mad or 1), np.inf)
+            slow = ((gap >= PAIR_MIN_GAP) & (z > PAIR_MAX_Z)) | bad_value[idx] | ~np.isfinite(v)
+            if slow.sum() * 2 > len(idx):
+                worst = int(np.argmax(np.nan_to_num(gap, nan=1.0)))
+                pair = keys[int(idx[worst])]
+                found.setdefault(nodes[n], f"{int(slow.sum())} of {len(idx)} pairs with it slow on {base}; "
+                                 f"worst {pair[0]}-{pair[1]} {np.nan_to_num(gap, nan=1.0)[worst]:.0%} slower than "
+                                 "the other pairs' median")
+    note = ("the session report holds no switch classes of the pairs (SLURM_TOPOLOGY_ADDR is in the run's "
+            "output folder only): every pair judged as one class")
+    return found, note
 
 
-def failed_rows(cases):
-    """Drain rows of the single-node test cases that failed (their own references or sanity), and
-    the multi-node failures as notes (which node is at fault is not known)."""
-    rows, notes = [], []
-    for tc in cases:
-        if tc.get("result") != "fail":
+# -- retest commands -----------------------------------------------------------------------------
+
+_DROP_WITH_VALUE = {"-n", "--name", "--repeat", "--distribute", "-J", "--job-option", "--report-file",
+                    "--nodelist", "-x", "--exclude-names", "-E", "--filter-expr"}
+
+
+def session_cmdlines(cases: pd.DataFrame) -> list[str]:
+    """The ReFrame command lines of the sessions (from their reports, through the reader's sessions;
+    here: the cases' sources' session_info)."""
+    found = []
+    for src in cases["source"].dropna().unique():
+        try:
+            with open(src) as fp:
+                found.append(str(json.load(fp).get("session_info", {}).get("cmdline") or ""))
+        except (OSError, ValueError, AttributeError):
             continue
-        nodes = case_nodes(tc)
-        why = (tc.get("fail_reason") or "").strip().splitlines()
-        why = f"{tc.get('fail_phase') or 'failed'}: {why[0] if why else 'no reason given'}"
-        if len(nodes) == 1:
-            rows.append(dict(node=nodes[0], check=check_name(tc), variable="", value="", fleet_median="",
-                             reason=f"check failed ({why})"))
-        else:
-            notes.append(f"{tc['name']} failed across {','.join(nodes) or 'unknown nodes'} ({why})")
-    return rows, notes
+    return [c for c in found if c]
 
 
-def scontrol_lines(drain):
+def retest_command(cmdlines: list[str], node: str, checks: list[str], part: str) -> str:
+    """The exact ReFrame command that retests ``node`` on ``checks`` with RETEST_REPEATS repeats:
+    the session's own command line, its selection, repeats and node options replaced."""
+    words = []
+    try:
+        words = shlex.split(cmdlines[0]) if cmdlines else []
+    except ValueError:
+        words = []
+    keep, skip = [], False
+    for w in words[1:]:
+        if skip:
+            skip = False
+            continue
+        opt = w.split("=", 1)[0]
+        if opt in _DROP_WITH_VALUE or w in ("-r", "--run"):
+            skip = "=" not in w and w not in ("-r", "--run") and opt != "--distribute"
+            continue
+        keep.append(w)
+    if not any(w.startswith("--system") for w in keep):
+        keep += ["--system", part]
+    if not any(w in ("-c", "--checkpath") or w.startswith("--checkpath=") for w in keep):
+        keep = ["-c", "checks/"] + keep
+    sel = []
+    for c in checks:
+        sel += ["-n", c]
+    return shlex.join(["reframe", *keep, *sel, "--distribute=all", f"-J--nodelist={node}",
+                       f"--repeat={RETEST_REPEATS}", "-r"])
+
+
+# -- writing -------------------------------------------------------------------------------------
+
+def write_csv(path: str, fields: tuple, rows: list[dict]) -> None:
+    """Write ``rows`` to ``path`` through a temporary file (a full disk leaves no partial file)."""
+    tmp = f"{path}.tmp{os.getpid()}"
+    try:
+        with open(tmp, "w", newline="") as fp:
+            w = csv.DictWriter(fp, fieldnames=fields, extrasaction="ignore")
+            w.writeheader()
+            for row in rows:
+                w.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in row.items()})
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def scontrol_lines(drain: list[dict]) -> list[str]:
     """One ``scontrol update`` line per node to drain (for a person to run): the node name in
     single quotes, the reason in double quotes without the characters a shell would expand."""
     by_node = defaultdict(list)
@@ -284,77 +570,98 @@ def scontrol_lines(drain):
     lines = []
     for node, rows in sorted(by_node.items()):
         first = rows[0]
-        what = f"{first['check'].split(' ')[0]} {first['variable']}".strip()
         more = f" (+{len(rows) - 1} more)" if len(rows) > 1 else ""
-        reason = re.sub(r"[\"'\\$`]", "", f"gpucomm acceptance: {what}: {first['reason']}{more}")
+        reason = re.sub(r"[\"'\\$`]", "", f"gpucomm acceptance: {first['check']}: {first['reason']}{more}")
         quoted = "'" + node.replace("'", "'\\''") + "'"  # a shell word, whatever the name holds
         lines.append(f'scontrol update nodename={quoted} state=drain reason="{reason}"')
     return lines
 
 
-def evaluate(cases, min_gap=MIN_GAP, max_z=MAX_Z, variables=None):
-    """(drain rows, pass rows, notes) of one session's test cases."""
-    values, units = fleet_values(cases)
-    nodes = sorted({n for tc in cases for n in case_nodes(tc) if tc.get("result") in ("pass", "fail")})
-    notes = []
-    if len(nodes) < MIN_NODES:
-        notes.append(f"{len(nodes)} node(s): fewer than {MIN_NODES}, the fleet comparison cannot judge; "
-                     "the verdict rests on the checks' references alone")
-    drain = judge_nodes(values, units, min_gap, max_z, variables)
-    for tc in cases:
-        if len(case_nodes(tc)) > 1 and tc.get("result") in ("pass", "fail"):
-            drain += judge_pairs(tc, min_gap, max_z, variables)
-    failed, more = failed_rows(cases)
-    drain += failed
-    notes += more
-    to_drain = {r["node"] for r in drain}
-    judged = defaultdict(lambda: [set(), 0])
-    for (check, _, _), by_node in values.items():
-        for node in by_node:
-            judged[node][0].add(check)
-            judged[node][1] += 1
-    passed = [dict(node=n, checks=len(judged[n][0]), variables=judged[n][1]) for n in nodes if n not in to_drain]
-    return drain, passed, notes
+def _fraction(text: str) -> float:
+    v = float(text)
+    if not (0 <= v < 1):
+        raise ValueError
+    return v
 
 
-def write_csv(path, fields, rows):
-    with open(path, "w", newline="") as fp:
-        w = csv.DictWriter(fp, fieldnames=fields)
-        w.writeheader()
-        for row in rows:
-            w.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in row.items()})
+def _alpha(text: str) -> float:
+    v = float(text)
+    if not (0 < v < 1):
+        raise ValueError
+    return v
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(prog="gpucomm acceptance", description=__doc__.splitlines()[0])
-    ap.add_argument("session", help="a ReFrame run report (JSON), or a stored session's uuid")
-    ap.add_argument("--out", default=".", help="folder for drain.csv and pass.csv (default: here)")
-    ap.add_argument("--min-gap", type=float, default=MIN_GAP,
-                    help=f"smallest gap to the fleet median that flags a node (default {MIN_GAP})")
-    ap.add_argument("--max-z", type=float, default=MAX_Z,
-                    help=f"robust z-score above which a node is an outlier (default {MAX_Z})")
-    ap.add_argument("--variables", metavar="REGEX", type=re.compile,
-                    help="judge only the perf variables matching REGEX (e.g. goodput: bandwidths only)")
-    args = ap.parse_args(argv)
+def _regex(text: str) -> re.Pattern:
     try:
-        cases = read_session(args.session)
+        return re.compile(text)
+    except re.error as exc:
+        raise argparse.ArgumentTypeError(f"not a regular expression ({exc})") from None
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, its errors in one line (no usage block)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        raise SystemExit(EXIT_BAD_INPUT)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = _Parser(prog="gpucomm acceptance", description=__doc__.splitlines()[0])
+    ap.add_argument("sessions", nargs="+", metavar="SESSION",
+                    help="ReFrame run reports (JSON) or stored sessions' uuids: their repeats are pooled")
+    ap.add_argument("--out", default=".", help="folder for drain.csv, pass.csv, suspects.csv, noise.csv")
+    ap.add_argument("--force", action="store_true", help="overwrite an earlier drain.csv in --out")
+    ap.add_argument("--class", dest="cls", metavar="CLASS.json",
+                    help="the node class's noise numbers (gpucomm tolerances --fleet SESSION --class FILE)")
+    ap.add_argument("--alpha", type=_alpha, default=nm.ALPHA,
+                    help=f"false drains per healthy node over all its variables (default {nm.ALPHA})")
+    ap.add_argument("--min-loss", "--min-gap", dest="min_loss", type=_fraction, default=MIN_LOSS,
+                    help=f"smallest loss (fraction of performance) that drains a node (default {MIN_LOSS})")
+    ap.add_argument("--target-loss", type=_fraction, default=TARGET_LOSS,
+                    help=f"the loss each variable should be judged to see (default {TARGET_LOSS}): noise.csv")
+    ap.add_argument("--variables", metavar="REGEX", type=_regex,
+                    help="judge only the perf variables matching REGEX (e.g. goodput: bandwidths only)")
+    try:
+        args = ap.parse_args(argv)
+    except SystemExit as exc:
+        return EXIT_BAD_INPUT if exc.code else EXIT_OK
+    drain_path = os.path.join(args.out, "drain.csv")
+    try:
+        if os.path.exists(drain_path) and not args.force:
+            raise SessionError(f"{drain_path} exists (an earlier verdict): give another --out, or --force")
+        cls = load_class(args.cls) if args.cls else None
+        cases, perf = read_sessions(args.sessions)
+        verdict = evaluate(cases, perf, args.alpha, args.min_loss, args.target_loss, args.variables, cls)
     except SessionError as exc:
         print(f"{ERROR_PREFIX} {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    drain, passed, notes = evaluate(cases, args.min_gap, args.max_z, args.variables)
-    os.makedirs(args.out, exist_ok=True)
-    write_csv(os.path.join(args.out, "drain.csv"), DRAIN_FIELDS, drain)
-    write_csv(os.path.join(args.out, "pass.csv"), PASS_FIELDS, passed)
-    for note in notes:
+    try:
+        os.makedirs(args.out, exist_ok=True)
+        write_csv(os.path.join(args.out, "noise.csv"), NOISE_FIELDS, verdict.noise)
+        write_csv(os.path.join(args.out, "suspects.csv"), SUSPECT_FIELDS, verdict.suspects)
+        write_csv(os.path.join(args.out, "pass.csv"), PASS_FIELDS, verdict.passed)
+        write_csv(drain_path, DRAIN_FIELDS, verdict.drain)
+    except OSError as exc:
+        print(f"{ERROR_PREFIX} cannot write the verdict to {args.out}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    for note in verdict.notes:
         print(f"note: {note}")
-    nodes = {r["node"] for r in drain}
-    print(f"{len(passed)} node(s) pass, {len(nodes)} to drain "
-          f"({os.path.join(args.out, 'drain.csv')}, {os.path.join(args.out, 'pass.csv')})")
-    for row in drain:
-        print(f"  {row['node']}: {row['check']} {row['variable']} {row['reason']}")
-    for line in scontrol_lines(drain):
+    for row in verdict.noise:
+        if row["verdict"].startswith("cannot"):
+            print(f"noise: {row['check']} {row['variable']}: {row['verdict']} (sees {row['detectable_loss']:.1%})")
+    nodes = {r["node"] for r in verdict.drain}
+    sus = {r["node"] for r in verdict.suspects}
+    print(f"{len(verdict.passed) - len(sus)} node(s) pass, {len(sus)} suspect(s) to retest, {len(nodes)} to drain "
+          f"(in {args.out}: drain.csv, pass.csv, suspects.csv, noise.csv)")
+    for row in verdict.drain:
+        print(f"  {row['node']}: {row['check']} {row['reason']}")
+    for row in verdict.suspects:
+        print(f"  suspect {row['node']}: {row['check']} {row['variable']} {row['loss']:.1%} slower, "
+              f"z {row['z']:.1f} at k={row['k']}; retest: {row['retest']}")
+    for line in scontrol_lines(verdict.drain):
         print(line)
-    return EXIT_REPORT_FAIL if drain else EXIT_OK
+    return EXIT_REPORT_FAIL if verdict.drain or verdict.nothing else EXIT_OK
 
 
 if __name__ == "__main__":

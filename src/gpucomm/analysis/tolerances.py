@@ -3,7 +3,7 @@ variable and the references it implies out, as a table and as YAML for config/re
 
     gpucomm tolerances REPORT.json... [--pool OLDER.json...] [--fresh-only REGEX]
                         [--pairs-pooled] [--judge LATER.json...] [--yaml OUT.yaml] [--md OUT.md]
-    gpucomm tolerances --fleet SESSION [--yaml OUT.yaml] [--md OUT.md]
+    gpucomm tolerances --fleet SESSION... [--class CLASS.json] [--yaml OUT.yaml] [--md OUT.md]
 
 --pool adds an earlier study's reports (another session, maybe another machine instance: a
 wider view of the healthy spread); --fresh-only names the variables ("CHECK VARIABLE", a regular
@@ -12,9 +12,12 @@ expression) whose method changed since, which take their values from REPORT.json
 into one per pair class (uni_256MiB), as PairMatrixCheck's references are given (one class
 on an NVSwitch or fully linked node); --judge checks runs that took no part in the study
 against the proposed references (an independent validation) and lists each run's verdict.
---fleet takes the values from one healthy acceptance session of many nodes instead (the per-node
-checks of ``--distribute=all``, gpucomm.analysis.acceptance): one value per node, the node class's
-references from the spread between nodes.
+--fleet takes the values from healthy acceptance sessions of many nodes instead (the per-node
+checks of ``--distribute=all``, best with ``--repeat``; gpucomm.analysis.acceptance): one value per
+node (its repeats' median), the node class's references from the spread between nodes; the nodes
+``gpucomm acceptance`` drains or suspects (a failed check, an outlier) are left out, and said.
+``--class CLASS.json`` writes the noise model's numbers of the class (per variable: centre, within
+and between spread with their degrees of freedom), which ``gpucomm acceptance --class`` judges by.
 
 Rule (one, for every variable): the reference is the median over the runs; the slowest healthy
 run is moved half the healthy range (median to slowest) further out; a bandwidth may fall to
@@ -91,15 +94,49 @@ def collect_healthy(paths, pairs_pooled=False, healthy_only=True, keep_reference
     return values, units, {k: len(v) for k, v in sessions.items()}, excluded
 
 
-def fleet_collect(session):
-    """collect()'s tables from one acceptance session: the values of every node."""
-    from .acceptance import SessionError, fleet_values, read_session
-    try:
-        values, units = fleet_values(read_session(session))
-    except SessionError as exc:
-        print(f"tolerances: {exc}", file=sys.stderr)
-        return {}, {}
-    return {k: list(v.values()) for k, v in values.items()}, units
+def fleet_collect(sessions, class_path=None):
+    """collect()'s tables from healthy acceptance sessions (their repeats pooled per node): one
+    value per node (the median of its repeats), the nodes that ``gpucomm acceptance`` drains or
+    flags (a failed check, no result, an outlier) left out; ``class_path``: also write the class
+    file of the noise model's numbers per variable (gpucomm.analysis.fleetrule.class_numbers), which
+    ``gpucomm acceptance --class`` judges against.  (values, units, left-out nodes), or a
+    SessionError."""
+    import json
+
+    import numpy as np
+
+    from . import fleetrule, noisemodel as nm
+    from .acceptance import evaluate, read_sessions
+    cases, perf = read_sessions(sessions)
+    verdict = evaluate(cases, perf)
+    out = sorted({r["node"] for r in verdict.drain} | {r["node"] for r in verdict.suspects})
+    vals = perf[perf["node"].notna() & perf["result"].isin(["pass", "fail"]) & ~perf["node"].isin(out)]
+    vals = vals.assign(part=vals["system"].astype(str) + ":" + vals["partition"].astype(str))
+    values, units, noise = {}, {}, {}
+    for (test, part, var), g in vals.groupby(["test", "part", "var"]):
+        unit = str(g["unit"].iloc[0])
+        g = g[np.isfinite(g["value"]) & (g["value"] > 0)]
+        per_node = g.groupby("node")["value"]
+        values[(test, part, var)] = list(per_node.median())
+        units[(test, part, var)] = unit
+        rep = g.groupby("node").cumcount().to_numpy()
+        nodes = {n: i for i, n in enumerate(sorted(g["node"].unique()))}
+        arr = np.full((len(nodes), rep.max() + 1 if len(rep) else 1), np.nan)
+        arr[g["node"].map(nodes).to_numpy(), rep] = nm.badness(g["value"].to_numpy(dtype=float), unit)
+        try:
+            c = fleetrule.class_numbers(arr)
+        except ValueError:
+            continue
+        noise[f"{test}|{part}|{var}"] = dict(
+            unit=unit, centre=c.centre, centre_value=float(np.exp(c.centre if nm.higher_is_worse(unit) else -c.centre)),
+            within=c.within, within_df=c.within_df, between=c.between, between_df=c.between_df, nodes=len(nodes),
+            k=int(np.median(np.isfinite(arr).sum(axis=1))))
+    if class_path:
+        doc = {"gpucomm_class": 1, "partitions": sorted(set(vals["part"])), "sessions": list(sessions),
+               "nodes": sorted(set(vals["node"])), "left_out": out, "variables": noise}
+        with open(class_path, "w") as fp:
+            json.dump(doc, fp, indent=1, allow_nan=False)
+    return values, units, out
 
 
 def propose(vals, unit):
@@ -145,8 +182,11 @@ def judge(paths, refs, pairs_pooled):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("reports", nargs="*")
-    ap.add_argument("--fleet", metavar="SESSION",
-                    help="one healthy acceptance session (report or stored uuid): one value per node")
+    ap.add_argument("--fleet", metavar="SESSION", nargs="+",
+                    help="healthy acceptance sessions (reports or stored uuids; repeats pooled): one value per "
+                         "node, the nodes gpucomm acceptance drains left out")
+    ap.add_argument("--class", dest="class_file", metavar="CLASS.json",
+                    help="with --fleet: write the node class's noise numbers (gpucomm acceptance --class)")
     ap.add_argument("--pool", nargs="+", default=[], metavar="REPORT", help="earlier healthy runs, pooled in")
     ap.add_argument("--fresh-only", metavar="REGEX",
                     help="variables ('CHECK VARIABLE') that take no values from --pool")
@@ -163,13 +203,27 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if bool(args.reports) == bool(args.fleet):
         ap.error("give the reports of repeated runs, or --fleet SESSION")
-    for opt, path in (("--yaml", args.yaml), ("--md", args.md)):
+    if args.class_file and not args.fleet:
+        ap.error("--class is written from --fleet SESSION")
+    for opt, path in (("--yaml", args.yaml), ("--md", args.md), ("--class", args.class_file)):
         if path and (os.path.isdir(path) or not os.path.isdir(os.path.dirname(os.path.abspath(path)))):
             what = "is a directory" if os.path.isdir(path) else "is in no existing directory"
             print(f"gpucomm tolerances: error: {opt} {path} {what}: give a file to write", file=sys.stderr)
             return EXIT_BAD_INPUT
+    missing = [p for p in args.reports + args.pool + args.judge if not os.path.exists(p)]
+    if missing:
+        print(f"gpucomm tolerances: error: {missing[0]}: no such file or folder", file=sys.stderr)
+        return EXIT_BAD_INPUT
     if args.fleet:  # one value per node of a healthy fleet: the nodes are the runs
-        values, units = fleet_collect(args.fleet)
+        from .acceptance import SessionError
+        try:
+            values, units, left_out = fleet_collect(args.fleet, args.class_file)
+        except (SessionError, OSError, ValueError) as exc:
+            print(f"gpucomm tolerances: error: {exc}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        if left_out:
+            print(f"gpucomm tolerances: {len(left_out)} node(s) left out of the class (gpucomm acceptance drains "
+                  f"or suspects them): {', '.join(left_out)}", file=sys.stderr)
         runs, excluded = {k: len(v) for k, v in values.items()}, 0
     else:
         values, units, runs, excluded = collect_healthy(args.reports, args.pairs_pooled,

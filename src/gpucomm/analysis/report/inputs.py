@@ -332,7 +332,40 @@ def case_identity(display_name, name=None, nodelist=()):
     return test, shown, node, repeat
 
 
+#: the test case fields read here, with the types ReFrame writes (None: absent)
+_FIELD_TYPES = {"display_name": str, "perfvalues": dict, "job_nodelist": list, "result": str}
+
+
+def report_shape_error(doc):
+    """Where a run report holds a field of another type than ReFrame writes, said, or None."""
+    for run in doc.get("runs") or []:
+        cases = run.get("testcases") if isinstance(run, dict) else None
+        if cases is not None and not isinstance(cases, list):
+            return f"testcases is {type(cases).__name__}, not a list"
+        for tc in cases or []:
+            if not isinstance(tc, dict):
+                continue
+            for name, kind in _FIELD_TYPES.items():
+                value = tc.get(name)
+                if value is not None and not isinstance(value, kind):
+                    return f"test case {tc.get('name')}: {name} is {type(value).__name__}, not {kind.__name__}"
+    return None
+
+
+def database_label():
+    """The results database stored sessions are looked up in, as ReFrame chooses it."""
+    if os.environ.get("RFM_SQLITE_DB_FILE"):
+        return os.environ["RFM_SQLITE_DB_FILE"]
+    if os.environ.get("RFM_CONFIG_FILES"):
+        return f"the database of RFM_CONFIG_FILES={os.environ['RFM_CONFIG_FILES']}"
+    return ("ReFrame's default database (RFM_CONFIG_FILES is unset: gpucomm's sessions are in the one of "
+            "the checkout's config/settings.py; set RFM_CONFIG_FILES to it, or RFM_SQLITE_DB_FILE)")
+
+
 def _read_report(data, doc, path, history, kind):
+    bad = report_shape_error(doc)
+    if bad:
+        return _problem(data, path, f"{bad}: not a ReFrame run report: skipped")
     info = doc.get("session_info") or {}
     session = info.get("uuid")
     latest = {}  # a test retried in a later run: its last run counts
@@ -462,7 +495,7 @@ def _read_db(data, path, history):
 def load_storage(data, query=ALL_SESSIONS):
     """Add the sessions of ReFrame's results storage (located by ReFrame: RFM_SQLITE_DB_FILE or its
     configuration) that match ``query``."""
-    where = f"ReFrame results storage ({os.environ.get('RFM_SQLITE_DB_FILE') or 'as configured'})"
+    where = f"ReFrame results storage ({database_label()})"
     sessions, problem = stored_sessions(query)
     if problem:
         data.problems.append(f"{where}: {problem}")

@@ -104,6 +104,12 @@ def build_parser():
                    help="largest size in the latency plots (default 64K)")
     p.add_argument("--heatmap-size", default=None, metavar="SIZE",
                    help="size of the GPU-pair heatmaps (default: the largest size every pair measured)")
+    p.add_argument("--since", default=None, metavar="DATE",
+                   help="nightly drift: only nights from DATE on (UTC, e.g. 2026-12-01) make a node's history "
+                        "(a repair, a driver update)")
+    p.add_argument("--night-gap", type=float, default=None, metavar="HOURS",
+                   help="nightly drift: sessions of a node less than HOURS apart are one night (default 6; "
+                        "0: every session a night)")
     p.add_argument("--title", default="gpucomm report")
     p.add_argument("-q", "--quiet", action="store_true", help="no per-file progress lines")
     p.add_argument("--debug", action="store_true", help="show the traceback of an internal error")
@@ -125,6 +131,8 @@ def main(argv=None):
         tolerances = parse_tolerances(args.tolerance)
         if args.window < 1:
             raise ValueError("--window must be at least 1")
+        from ..drift import parse_options
+        since, night_gap = parse_options(args.since, args.night_gap)
     except (GpucommError, ValueError) as exc:
         print(f"gpucomm report: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -134,7 +142,7 @@ def main(argv=None):
         print(f"gpucomm report: error: -o {args.output}: {refused}", file=sys.stderr)
         return EXIT_BAD_INPUT
     try:
-        return run(args, latency_max, heatmap_size, tolerances, mapping)
+        return run(args, latency_max, heatmap_size, tolerances, mapping, (since, night_gap))
     except Exception as exc:  # a bug, not bad input (that is reported and skipped): one line, no traceback
         if args.debug:
             raise
@@ -143,7 +151,7 @@ def main(argv=None):
         return EXIT_INTERNAL
 
 
-def run(args, latency_max, heatmap_size, tolerances, mapping):
+def run(args, latency_max, heatmap_size, tolerances, mapping, drift_options=(None, None)):
     try:
         import matplotlib  # noqa: F401
         import pandas as pd
@@ -190,6 +198,12 @@ def run(args, latency_max, heatmap_size, tolerances, mapping):
     nightly = tables.compare(perf, cases, tolerances, args.window)
     status, _ = tables.verdict(cases, sessions)
     health = tables.health(cases, nightly, sessions)
+    from ..drift import report_part
+    drift_lines, drift_pngs, drift_failed = report_part(perf, cases, out, *drift_options)
+    first, _, rest = health.partition("\n")
+    if drift_failed and status == tables.PASS:
+        status, first = tables.FAIL, first.replace(f": {tables.PASS} (", f": {tables.FAIL} (nightly drift failed; ", 1)
+    health = "\n".join([first, *drift_lines, rest])
     paper_t = tables.vs_paper(cur, paper, mapping, args.paper_stat)
     curves = tables.paper_curves(cur, paper, mapping, args.paper_stat)
     native_t = tables.vs_native(cur)
@@ -218,6 +232,8 @@ def run(args, latency_max, heatmap_size, tolerances, mapping):
     with open(os.path.join(out, "health.txt"), "w") as fp:
         fp.write(health)
     sections, plot_problems = render.plots(cur, out, latency_max, heatmap_size, curves)
+    sections = ([("Nightly drift: flagged variables against their node's history", drift_pngs)]
+                if drift_pngs else []) + sections
     for p in plot_problems:
         print(f"gpucomm report: warning: {p}", file=sys.stderr)
     problems += plot_problems

@@ -383,6 +383,15 @@ def judge_measurements(df: pd.DataFrame, notes: list | None = None, alpha: float
         return Drift(table, table, notes)
     newest = table.groupby(NODE_KEY)["night"].transform("max")
     latest = table[(table["night"] == newest) & table["current"].astype(bool)].copy()
+    if len(latest):
+        judged = set(map(tuple, latest[NODE_KEY].drop_duplicates().to_numpy()))
+        apart = table[~table[NODE_KEY].apply(tuple, axis=1).isin(judged)]
+        if len(apart):
+            said = ", ".join(f"{k[2]} {k[0]}:{k[1]} ({g['night'].nunique()} nights)"
+                             for k, g in list(apart.groupby(NODE_KEY))[:5])
+            more = apart[NODE_KEY].drop_duplicates().shape[0] - 5
+            notes.append("history of nodes, systems or partitions not in this run kept apart (judges nothing "
+                         f"here): {said}" + (f" and {more} more" if more > 0 else ""))
     order = {s: i for i, s in enumerate(STATUSES)}
     latest = latest.assign(_o=latest["status"].map(order)).sort_values(["_o"] + VAR_KEY).drop(columns="_o")
     return Drift(table, latest.reset_index(drop=True), notes)

@@ -221,3 +221,20 @@ def test_since_and_software_change_leave_nights_out(nights, tmp_path, capsys):
     code, stdout, _ = _report([tmp_path / "tonight.json", "--history", hist, "-o", tmp_path / "s", "-q",
                                "--paper", "none", "--since", since], capsys)
     assert f"nightly drift: 20 sessions before --since {since} 00:00 UTC left out of the history" in stdout, stdout
+
+
+def test_nightly_passes_the_earlier_nights_and_checks_since_first(tmp_path, capsys):
+    from gpucomm.analysis import nightly
+    for name in ("2026-12-01", "2026-12-02", "empty"):
+        (tmp_path / name).mkdir()
+    for name in ("2026-12-01", "2026-12-02"):
+        (tmp_path / name / "report.json").write_text("{}")
+    tonight = tmp_path / "2026-12-03"
+    assert drift.nightly_history(str(tonight)) == [str(tmp_path / d / "report.json") for d in ("2026-12-01",
+                                                                                               "2026-12-02")]
+    assert drift.nightly_history(str(tonight), ["none"]) == []
+    assert drift.nightly_history(str(tonight), ["a", "b"]) == ["a", "b"]
+    # a bad --since is one line and exit 2 before ReFrame runs (no night folder made)
+    assert nightly.main(["--since", "someday", "--out", str(tonight)]) == constants.EXIT_BAD_INPUT
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--since 'someday': not a date" in err and not tonight.exists()

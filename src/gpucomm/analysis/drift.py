@@ -514,3 +514,15 @@ def parse_options(since: str | None, night_gap_h: float | None) -> tuple[pd.Time
     if not (math.isfinite(gap) and gap >= 0):
         raise ValueError(f"--night-gap {night_gap_h}: must be a number of hours >= 0")
     return when, gap
+
+
+def nightly_history(out: str, given: list | None = None) -> list:
+    """The earlier nights of ``gpucomm nightly --out OUT``: ``given`` (``['none']``: none), else the
+    report.json of every other folder next to OUT, oldest first by name."""
+    import glob
+    import os
+    if given:
+        return [] if [g.lower() for g in given] == ["none"] else list(given)
+    here = os.path.abspath(out)
+    found = glob.glob(os.path.join(os.path.dirname(here), "*", "report.json"))
+    return sorted(p for p in found if os.path.dirname(os.path.abspath(p)) != here)

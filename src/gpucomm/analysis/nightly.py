@@ -5,8 +5,10 @@ verdict as the exit code (docs/nightly.md).
 
 Runs ``reframe -c checks/ --mode MODE -r --report-file DIR/report.json REFRAME ARGS`` (the
 repository's checks/ and config/settings.py where -c, -C and RFM_CONFIG_FILES are not given),
-then ``gpucomm report DIR/report.json -o DIR/report``.  Exit status (gpucomm.constants): 0 PASS;
-6 FAIL (a test case failed, or ReFrame ended without a report: killed, crashed); 7 NOTHING RAN
+then ``gpucomm report DIR/report.json -o DIR/report --history EARLIER`` (the other nights' folders
+next to DIR: the nightly drift verdict, analysis/drift.py).  Exit status (gpucomm.constants): 0 PASS;
+6 FAIL (a test case failed, a variable slower than the node's own history, or ReFrame ended
+without a report: killed, crashed); 7 NOTHING RAN
 (no test case selected, every one skipped, e.g. ``-n NoSuchCheck`` or ``--mode noise`` off a
 cluster); 2 bad options or a report file that cannot be written; ReFrame's own exit code 2 where
 it refused its command line.
@@ -47,6 +49,11 @@ def build_parser():
     p.add_argument("--out", metavar="DIR", default=None,
                    help="folder of the night: report.json (ReFrame's) and report/ (gpucomm report's); "
                         "default nightly/<UTC time>-<pid>")
+    p.add_argument("--history", nargs="+", default=None, metavar="PATH",
+                   help="earlier nights the drift verdict judges this night against (default: the other "
+                        "folders next to --out's that hold a report.json; 'none': no history)")
+    p.add_argument("--since", default=None, metavar="DATE",
+                   help="only nights from DATE on make a node's history (after a repair or an update)")
     return p
 
 
@@ -77,6 +84,12 @@ def main(argv=None):
     if any(a == "--report-file" or a.startswith("--report-file=") for a in extra):
         _say("error: the report file is DIR/report.json (--out DIR), not --report-file")
         return EXIT_BAD_INPUT
+    from .drift import parse_options
+    try:
+        parse_options(args.since, None)
+    except ValueError as exc:
+        _say(f"error: {exc}")
+        return EXIT_BAD_INPUT
     out = args.out or os.path.join("nightly", time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + f"-{os.getpid()}")
     try:
         os.makedirs(out, exist_ok=True)
@@ -105,7 +118,11 @@ def main(argv=None):
              "(killed, crashed, or the folder is full)")
         return EXIT_REPORT_FAIL
     from .report import main as report_main
-    code = report_main([report_file, "-o", os.path.join(out, "report"), "-q", "--paper", "none"])
+    from .drift import nightly_history
+    history = nightly_history(out, args.history)
+    code = report_main([report_file, "-o", os.path.join(out, "report"), "-q", "--paper", "none"]
+                       + (["--history", *history] if history else [])
+                       + (["--since", args.since] if args.since else []))
     if code == EXIT_OK and rc != 0:
         _say(f"FAIL: the report passed but reframe ended with exit {rc}")
         return EXIT_REPORT_FAIL

@@ -110,7 +110,8 @@ def main(argv=None) -> int:
     perf_all, cases_all, notes_all = load(study_paths() + later_paths())
     d_all = drift.judge(perf_all, cases_all, night_gap_h=a.night_gap)
     d_all.table.to_csv(os.path.join(a.out, "drift-all.csv"), index=False, float_format="%.6g")
-    lines += summary(d_all, f"the 26 and the 8 later health sessions (other trees of gpucomm; --night-gap {a.night_gap})")
+    lines += summary(d_all, "the 26 and the 8 later health sessions (other trees of gpucomm; "
+                            f"--night-gap {a.night_gap})")
     if a.lower:
         nights, _ = drift.measurements(perf_all, cases_all, night_gap_h=a.night_gap)
         last = sorted(nights["night"].unique())[-a.nights:]

@@ -101,7 +101,7 @@ def cusum_h(m: int, alpha: float = ALPHA_NIGHT, k: float = CUSUM_K) -> float:
     return float(optimize.brentq(gap, 0.0, 200.0))
 
 
-def spread(values: Sequence[float]) -> float:
+def spread(values: Sequence[float] | np.ndarray) -> float:
     """An efficient robust standard deviation of one sample (the noise model's ``within_spread`` of
     a single group: MAD, then the root mean square of the values within its clip); NaN for < 2."""
     return pooled_within([residuals(values)])
@@ -192,7 +192,7 @@ def _b2_of(row: dict) -> float:
     return row["b2"] if np.isfinite(row["b2"]) else math.inf
 
 
-def residuals(g: Sequence[float]) -> np.ndarray:
+def residuals(g: Sequence[float] | np.ndarray) -> np.ndarray:
     """One night's part of ``noisemodel.within_spread``: its measurements' residuals about their
     median, scaled by ``residual_factor`` (the median itself left out for an odd count); empty for
     fewer than 2 measurements.  Computed once per night, pooled by ``pooled_within``."""

@@ -17,6 +17,7 @@ import json
 import os
 import sys
 import time
+from typing import Any
 
 import numpy as np
 
@@ -37,7 +38,7 @@ def night_values(rng: np.random.Generator, n: int, noise: float, k: int, transie
     eps = noise * rng.standard_normal((n, k))
     slow = rng.random((n, k)) < transient
     extra = np.where(slow, -np.log1p(-rng.uniform(*TRANSIENT_LOSS, (n, k))), 0.0)
-    shift = nm.loss_to_shift(np.zeros(n) if loss is None else np.asarray(loss, dtype=float))
+    shift = np.asarray(nm.loss_to_shift(np.zeros(n) if loss is None else np.asarray(loss, dtype=float)))
     bad = eps + extra + shift[:, None]
     values = 100.0 * np.exp(bad if time_unit else -bad)
     return [row for row in values]
@@ -59,10 +60,12 @@ def alarms(res) -> int:
     return int(np.sum(fail & ~np.r_[False, fail[:-1]]))
 
 
-def false_alarms(seed: int, nodes: int, nights: int, k: int, m: int = len(NOISES), transient: float = TRANSIENT) -> dict:
+def false_alarms(seed: int, nodes: int, nights: int, k: int, m: int = len(NOISES),
+                 transient: float = TRANSIENT) -> dict:
     """Healthy nodes (``NOISES``' variables, transients): alarms, suspects and nights judged."""
     rng = np.random.default_rng(seed)
-    total, suspects, judged, per_noise = 0, 0, 0, {}
+    total, suspects, judged = 0, 0, 0
+    per_noise: dict[float, int] = {}
     for _ in range(nodes):
         for j, noise in enumerate(NOISES[:m]):
             unit = "us" if j % 2 else "GB/s"
@@ -134,8 +137,8 @@ def main(argv=None) -> int:
     os.makedirs(a.out, exist_ok=True)
     t0 = time.time()
     nights = int(a.years * 365)
-    res = {"false_alarms": {f"k={k}": false_alarms(a.seed + k, a.nodes, nights, k) for k in (2, 1)}}
-    det = []
+    res: dict[str, Any] = {"false_alarms": {f"k={k}": false_alarms(a.seed + k, a.nodes, nights, k) for k in (2, 1)}}
+    det: list[dict] = []
     for k in (2, 1):
         for noise, kind, size in ((0.01, "step", 0.05), (0.01, "step", 0.03), (0.005, "step", 0.03),
                                   (0.05, "step", 0.2), (0.01, "ramp", 0.001), (0.01, "ramp", 0.002)):

@@ -117,8 +117,8 @@ def main(argv=None):
         _say(f"FAIL: reframe ended with exit {rc} and wrote no report to {report_file} "
              "(killed, crashed, or the folder is full)")
         return EXIT_REPORT_FAIL
-    from .report import main as report_main
     from .drift import nightly_history
+    from .report import main as report_main
     history = nightly_history(out, args.history)
     code = report_main([report_file, "-o", os.path.join(out, "report"), "-q", "--paper", "none"]
                        + (["--history", *history] if history else [])

@@ -90,6 +90,39 @@ def summary(d: drift.Drift, title: str) -> list:
     return out
 
 
+def budget(perf: pd.DataFrame, night_gap_h: float, histories=(10, 30, 60)) -> list:
+    """The error budget per variable of the reference node, as a markdown table: its night-to-night
+    noise (spread of the 26 sessions' badness), its within-night noise (sessions of one device call,
+    pooled), and the loss each rule finds with 99 % probability after ``histories`` nights, with
+    one measurement a night (two nights in a row) and with two (the first night)."""
+    import math
+
+    nm = drift.nm
+    study = perf[perf["source"].str.contains("/1[023]-health")]
+    nights, _ = drift.measurements(study, study.assign(result="pass"), night_gap_h=night_gap_h)
+    m = len(study.groupby(["test", "var"]))
+    head = ["variable", "noise", "within"] + [f"{n} nights: {w}" for n in histories for w in ("k=1", "k=2")]
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for (test, var), g in study.groupby(["test", "var"]):
+        unit = g["unit"].iloc[0]
+        bad = nm.badness(g["value"], unit)
+        total = drift.spread(bad)
+        groups = [nm.badness(x["value"], unit) for _, x in nights[(nights["test"] == test)
+                                                                 & (nights["var"] == var)].groupby("night")]
+        within = min(drift.pooled_within(drift.residuals(x) for x in groups), total)
+        between = math.sqrt(max(0.0, total ** 2 - within ** 2))
+        cells = []
+        for n in histories:
+            b1, b2 = drift.bounds(m, n - 1)
+            n_c = max(1, int(n * 2 / math.pi))
+            se1 = nm.standard_error(1, 0.0, total, n_centre=n_c)
+            se2 = nm.standard_error(2, within, between, n_centre=n_c)
+            cells += [f"{nm.detectable_loss(se1, b2, nm.POWER ** 0.5):.1%}", f"{nm.detectable_loss(se2, b1):.1%}"]
+        short = test.replace("HealthCheck %operation=", "").replace("PairMatrixCheck %method=", "pairs ")
+        out.append(f"| {short} {var} | {total:.2%} | {within:.2%} | " + " | ".join(cells) + " |")
+    return out
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("out")
@@ -120,6 +153,9 @@ def main(argv=None) -> int:
         d_low.table.to_csv(os.path.join(a.out, "drift-lowered.csv"), index=False, float_format="%.6g")
         lines += summary(d_low, f"all 34 with {a.lower} {a.by:.0%} lower on the last {a.nights} nights "
                                 f"(nights {', '.join(str(n) for n in last)})")
+    table = budget(perf, a.night_gap)
+    with open(os.path.join(a.out, "budget.md"), "w") as fp:
+        fp.write("\n".join(table) + "\n")
     text = "\n".join(lines) + "\n"
     with open(os.path.join(a.out, "summary.txt"), "w") as fp:
         fp.write(text)

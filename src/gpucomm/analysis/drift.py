@@ -172,8 +172,9 @@ def judge_series(s: Series, m_of: Sequence[int], alpha: float = ALPHA_NIGHT) -> 
     worse = 1.0 if nm.higher_is_worse(s.unit) else -1.0
     out["value"] = np.exp(worse * out["value_bad"])
     out["median"] = np.exp(worse * out["median_bad"])
-    # the change in performance terms: a loss (time up or rate down) is negative
-    out["change"] = -nm.shift_to_loss(out["value_bad"] - out["median_bad"])
+    # the change of the value itself (a latency +67 %, a bandwidth -5 %); ``loss`` in performance terms
+    out["change"] = out["value"] / out["median"] - 1
+    out["loss"] = nm.shift_to_loss(out["value_bad"] - out["median_bad"])
     return out
 
 
@@ -485,7 +486,7 @@ def plot(d: Drift, outdir: str) -> list:
 
 def table_out(d: Drift) -> pd.DataFrame:
     """The newest night's rows as the report's drift.csv."""
-    cols = VAR_KEY + ["unit", "status", "rule", "value", "median", "change", "z", "b1", "b2", "cusum", "h",
+    cols = VAR_KEY + ["unit", "status", "rule", "value", "median", "change", "loss", "z", "b1", "b2", "cusum", "h",
                       "history", "k", "time"]
     return d.latest.reindex(columns=cols)
 

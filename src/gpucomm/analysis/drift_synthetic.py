@@ -139,10 +139,11 @@ def main(argv=None) -> int:
     nights = int(a.years * 365)
     res: dict[str, Any] = {"false_alarms": {f"k={k}": false_alarms(a.seed + k, a.nodes, nights, k) for k in (2, 1)}}
     det: list[dict] = []
-    for k in (2, 1):
-        for noise, kind, size in ((0.01, "step", 0.05), (0.01, "step", 0.03), (0.005, "step", 0.03),
-                                  (0.05, "step", 0.2), (0.01, "ramp", 0.001), (0.01, "ramp", 0.002)):
-            det.append(detection(a.seed + 100 * k + len(det), a.trials, noise, kind, size, k))
+    for k, noise, kind, size in ((2, 0.01, "step", 0.05), (2, 0.01, "step", 0.03), (2, 0.005, "step", 0.03),
+                                 (2, 0.05, "step", 0.2), (2, 0.01, "ramp", 0.001), (2, 0.01, "ramp", 0.002),
+                                 (1, 0.01, "step", 0.05), (1, 0.01, "step", 0.03), (1, 0.01, "ramp", 0.002)):
+        det.append(detection(a.seed + 100 * k + len(det), a.trials, noise, kind, size, k,
+                             after=10 if kind == "step" else 40))
     res["detection"] = det
     res["detectable"] = detectable_table()
     res["seconds"] = round(time.time() - t0, 1)

@@ -25,11 +25,12 @@ with repeats, ``standard_error``, floors), with nights in place of nodes:
   - ``two nights``: z above ``b2`` (at ``sqrt(ALPHA_NIGHT / 3 / m)``) tonight and on the night
     before;
   - ``drift``: a one-sided CUSUM on badness over the last ``CUSUM_NIGHTS`` nights, against the
-    history before them, with reference value ``CUSUM_K`` (in standard errors: it accumulates
-    shifts above ``2 CUSUM_K``), each night's increment clipped at ``CUSUM_CLIP`` (one transiently
-    slow night adds at most ``CUSUM_CLIP - CUSUM_K``), alarm where the sum is above ``h`` tonight
-    and the night before (``cusum_h``: Siegmund's approximation of the in-control run length set
-    to ``3 m / ALPHA_NIGHT`` nights);
+    history before them (at least ``CUSUM_MIN_REF`` nights), in standard errors, with reference
+    value ``CUSUM_K`` plus ``CUSUM_CENTRE_Z`` standard deviations of the history median (that
+    error is common to every night it sums), each night's increment clipped at ``CUSUM_CLIP`` (one
+    transiently slow night adds little), alarm where the sum is above ``h`` tonight and the night
+    before (``cusum_h``: Siegmund's approximation of the in-control run length set to
+    ``3 m / ALPHA_NIGHT`` nights);
 
 * fewer than ``MIN_NIGHTS`` healthy nights: the variable is judged by its references alone, and
   the verdict says how many nights are missing.

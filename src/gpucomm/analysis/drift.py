@@ -336,12 +336,13 @@ def measurements(perf: pd.DataFrame, cases: pd.DataFrame, since: pd.Timestamp | 
 def _after_software_change(df: pd.DataFrame, key: tuple, notes: list) -> pd.DataFrame:
     """The nights since the node's software last changed (the newest night's software first seen)."""
     soft = df.groupby("night")["software"].agg(lambda s: sorted(set(s))[0] if len(s) else "").sort_index()
+    soft = soft[soft != ""]  # a perflog line records none: it matches any
     if soft.nunique() <= 1:
         return df
     newest = soft.iloc[-1]
     changed = soft[soft != newest]
     cut = changed.index.max()
-    notes.append(f"{':'.join(map(str, key[:2]))} {key[2]}: {int((soft.index <= cut).sum())} nights before a software "
+    notes.append(f"{':'.join(map(str, key[:2]))} {key[2]}: {int(cut) + 1} nights before a software "
                  f"change left out of its history ({soft.loc[cut]!r} -> {newest!r})")
     return df[df["night"] > cut].assign(night=lambda d: d["night"] - cut - 1)
 

@@ -168,7 +168,8 @@ def test_report_fails_a_lowered_variable_first(nights, tmp_path, capsys):
     assert code == constants.EXIT_REPORT_FAIL, stdout + err
     lines = stdout.splitlines()
     assert lines[0].startswith("gpucomm health: FAIL (nightly drift failed; ReFrame passed all")
-    assert lines[1].startswith("nightly drift: 1 variables failed")
+    assert lines[1].startswith("nightly drift: 1 variable failed")
+    assert "FAIL  vm  local:h200x2  6 test cases, nightly drift: 1 variable slower than its history" in lines
     assert lines[2].startswith(f"DRIFT FAIL  vm local:h200x2 {LOWERED[0]}: {LOWERED[1]} = ")
     assert "history median" in lines[2] and "(30 nights), change -" in lines[2] and ", z " in lines[2]
     table = pd.read_csv(out / "drift.csv")

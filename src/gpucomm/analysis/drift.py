@@ -406,6 +406,24 @@ def _fmt(v: float, unit: str) -> str:
     return f"{v:.4g} {unit}" if np.isfinite(v) else "n/a"
 
 
+def _n(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def mark_nodes(text: str, d: Drift) -> str:
+    """The health text's per-node lines (``PASS  NODE  SYSTEM:PARTITION  ...``) of the nodes the
+    drift verdict failed, made FAIL lines that say why."""
+    out = []
+    failed = d.failed.groupby(NODE_KEY).size() if not d.failed.empty else {}
+    for line in text.split("\n"):
+        for key, count in dict(failed).items():
+            head = f"PASS  {key[2]}  {key[0]}:{key[1]}  "
+            if line.startswith(head):
+                line = "FAIL" + line[4:] + f", nightly drift: {_n(int(count), 'variable')} slower than its history"
+        out.append(line)
+    return "\n".join(out)
+
+
 def reason(row: pd.Series) -> str:
     """One line naming node, variable, history median, change and z of a flagged variable."""
     what = {"step": "tonight, confirmed by a second measurement the same night",
@@ -431,8 +449,8 @@ def lines(d: Drift) -> list:
     lat = d.latest
     judged = lat[lat["status"] != "new"]
     nodes = lat.groupby(NODE_KEY).size()
-    head = (f"nightly drift: {len(d.failed)} variables failed, {len(d.suspects)} suspect, {len(judged)} of "
-            f"{len(lat)} judged against their node's own history ({len(nodes)} nodes; false alarms at most "
+    head = (f"nightly drift: {_n(len(d.failed), 'variable')} failed, {len(d.suspects)} suspect, {len(judged)} of "
+            f"{len(lat)} judged against their node's own history ({_n(len(nodes), 'node')}; false alarms at most "
             f"{ALPHA_NIGHT * 365:.0f} per node per 365 healthy nights)")
     out.insert(0, head)
     new = lat[lat["status"] == "new"]
@@ -473,6 +491,11 @@ def plot(d: Drift, outdir: str) -> list:
             first = bad["time"].min()
             if np.isfinite(first):
                 ax.axvline(pd.to_datetime(first, unit="s", utc=True), color="red", lw=0.6)
+            span = pd.concat([hist["value"], hist["median"]]).dropna()
+            if len(span):  # the values in view; an early night's wide bound may leave it
+                pad = 0.05 * max(float(span.max() - span.min()), 0.01 * float(span.abs().max()))
+                ax.set_ylim(float(span.min()) - pad, float(span.max()) + pad)
+            ax.tick_params(axis="x", labelsize=7, labelrotation=30)
             ax.set_title(f"{row['test']}: {row['var']} ({row['status']}, {row['change']:+.1%})", fontsize=9)
             ax.set_ylabel(row["unit"])
             ax.legend(fontsize=7)
@@ -494,16 +517,17 @@ def table_out(d: Drift) -> pd.DataFrame:
 
 
 def report_part(perf: pd.DataFrame, cases: pd.DataFrame, outdir: str, since: pd.Timestamp | None = None,
-                night_gap_h: float = NIGHT_GAP_H) -> tuple[list, list, bool]:
-    """What ``gpucomm report`` adds: (lines to put first in its health text, plot PNGs, whether the
-    drift verdict fails the run); writes drift.csv (the newest night's rows) and drift-all.csv."""
+                night_gap_h: float = NIGHT_GAP_H) -> tuple[list, list, Drift]:
+    """What ``gpucomm report`` adds: (lines to put first in its health text, plot PNGs, the verdict:
+    ``.failed`` not empty fails the run); writes drift.csv (the newest night's rows) and
+    drift-all.csv."""
     import os
     d = judge(perf, cases, since, night_gap_h)
     if not d.table.empty:
         table_out(d).to_csv(os.path.join(outdir, "drift.csv"), index=False, float_format="%.6g")
         d.table.drop(columns=["value_bad", "median_bad"]).to_csv(os.path.join(outdir, "drift-all.csv"),
                                                                    index=False, float_format="%.6g")
-    return lines(d), plot(d, outdir), not d.failed.empty
+    return lines(d), plot(d, outdir), d
 
 
 def parse_options(since: str | None, night_gap_h: float | None) -> tuple[pd.Timestamp | None, float]:

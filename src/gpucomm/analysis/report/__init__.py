@@ -198,10 +198,11 @@ def run(args, latency_max, heatmap_size, tolerances, mapping, drift_options=(Non
     nightly = tables.compare(perf, cases, tolerances, args.window)
     status, _ = tables.verdict(cases, sessions)
     health = tables.health(cases, nightly, sessions)
-    from ..drift import report_part
-    drift_lines, drift_pngs, drift_failed = report_part(perf, cases, out, *drift_options)
+    from ..drift import mark_nodes, report_part
+    drift_lines, drift_pngs, drift = report_part(perf, cases, out, *drift_options)
     first, _, rest = health.partition("\n")
-    if drift_failed and status == tables.PASS:
+    rest = mark_nodes(rest, drift)
+    if not drift.failed.empty and status == tables.PASS:
         status, first = tables.FAIL, first.replace(f": {tables.PASS} (", f": {tables.FAIL} (nightly drift failed; ", 1)
     health = "\n".join([first, *drift_lines, rest])
     paper_t = tables.vs_paper(cur, paper, mapping, args.paper_stat)

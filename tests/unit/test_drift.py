@@ -22,6 +22,7 @@ from gpucomm.analysis.report import main
 REPO = Path(__file__).resolve().parents[2]
 TEMPLATE = REPO / "bench/results/2026-11-30-nvidia-h200-x2/13-health-validation/reports/report-health-1.json"
 LOWERED = ("PairMatrixCheck %method=ccl", "uni_256MiB_0-1")
+NIGHTS = 20  # of history made from TEMPLATE
 
 
 def _replay():
@@ -49,11 +50,11 @@ def test_synthetic_fast():
     """A few seeded node-years (the full benchmark's 1/20th): no alarm on healthy nights with
     transients; a 5 % step on a 1 %-noise variable caught on its first night (k=2), a 3 % step
     within 3 nights."""
-    healthy = ds.false_alarms(seed=41, nodes=1, nights=240, k=2, m=6)
+    healthy = ds.false_alarms(seed=41, nodes=1, nights=150, k=2, m=6)
     assert healthy["alarms"] == 0
-    step = ds.detection(seed=42, trials=25, noise=0.01, kind="step", size=0.05, k=2, history=40, after=3)
+    step = ds.detection(seed=42, trials=20, noise=0.01, kind="step", size=0.05, k=2, history=40, after=3)
     assert step["first_night"] == 1.0
-    small = ds.detection(seed=43, trials=25, noise=0.01, kind="step", size=0.03, k=2, history=40, after=3)
+    small = ds.detection(seed=43, trials=20, noise=0.01, kind="step", size=0.03, k=2, history=40, after=3)
     assert small["within_3_nights"] >= 0.9
 
 
@@ -147,9 +148,9 @@ def nights(tmp_path):
     hist = tmp_path / "hist"
     hist.mkdir()
     t0 = 1.8e9
-    for i in range(30):
+    for i in range(NIGHTS):
         _write(hist / f"night-{i:02d}.json", _night(template, t0 + 86400 * i, f"n{i}", rng))
-    return template, hist, t0 + 86400 * 30, rng
+    return template, hist, t0 + 86400 * NIGHTS, rng
 
 
 def _report(args, capsys):
@@ -171,7 +172,7 @@ def test_report_fails_a_lowered_variable_first(nights, tmp_path, capsys):
     assert lines[1].startswith("nightly drift: 1 variable failed")
     assert "FAIL  vm  local:h200x2  6 test cases, nightly drift: 1 variable slower than its history" in lines
     assert lines[2].startswith(f"DRIFT FAIL  vm local:h200x2 {LOWERED[0]}: {LOWERED[1]} = ")
-    assert "history median" in lines[2] and "(30 nights), change -" in lines[2] and ", z " in lines[2]
+    assert "history median" in lines[2] and f"({NIGHTS} nights), change -" in lines[2] and ", z " in lines[2]
     table = pd.read_csv(out / "drift.csv")
     assert list(table.loc[table["status"] == "FAIL", "var"]) == [LOWERED[1]]
     assert (out / "drift-local-h200x2-vm.png").exists()
@@ -216,12 +217,12 @@ def test_since_and_software_change_leave_nights_out(nights, tmp_path, capsys):
     cur = _write(tmp_path / "tonight.json", _night(changed, tonight + 86400 * 3, "t", rng))
     code, stdout, _ = _report([cur, "--history", hist, "-o", tmp_path / "r", "-q", "--paper", "none"], capsys)
     assert code == constants.EXIT_OK
-    assert "30 nights before a software change left out of its history" in stdout
+    assert f"{NIGHTS} nights before a software change left out of its history" in stdout
     assert "3 healthy nights of history, 2 more needed: references only" in stdout
     since = pd.Timestamp(tonight - 86400 * 10, unit="s", tz="UTC").strftime("%Y-%m-%d")
     code, stdout, _ = _report([tmp_path / "tonight.json", "--history", hist, "-o", tmp_path / "s", "-q",
                                "--paper", "none", "--since", since], capsys)
-    assert f"nightly drift: 20 sessions before --since {since} 00:00 UTC left out of the history" in stdout, stdout
+    assert f"nightly drift: {NIGHTS - 10} sessions before --since {since} 00:00 UTC left out" in stdout, stdout
 
 
 def test_nightly_passes_the_earlier_nights_and_checks_since_first(tmp_path, capsys):

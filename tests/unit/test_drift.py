@@ -240,3 +240,14 @@ def test_nightly_passes_the_earlier_nights_and_checks_since_first(tmp_path, caps
     assert nightly.main(["--since", "someday", "--out", str(tonight)]) == constants.EXIT_BAD_INPUT
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--since 'someday': not a date" in err and not tonight.exists()
+
+
+def test_only_the_nights_that_judge_tonight_are_read():
+    rng = np.random.default_rng(8)
+    vals = ds.night_values(rng, drift.MAX_NIGHTS + 60, 0.01, 1)
+    df = pd.DataFrame([{"system": "s", "partition": "p", "node": "n1", "test": "T", "var": "v", "unit": "GB/s",
+                        "value": v, "time": 1.8e9 + 86400 * i, "session": f"s{i}", "night": i, "healthy": True,
+                        "current": True} for i, night in enumerate(vals) for v in night])
+    d = drift.judge_measurements(df)
+    assert len(d.table) == drift.MAX_NIGHTS and d.table["time"].min() == 1.8e9 + 86400 * 60
+    assert len(d.latest) == 1 and d.latest["status"].item() == "ok"

@@ -68,6 +68,8 @@ CUSUM_CENTRE_Z = 2.0
 #: the step rule's confirmation: every measurement of the night at least this many standard errors
 #: of one measurement worse than the history median (a lone slow measurement confirms nothing)
 CONFIRM_Z = 2.2
+#: the most nights of a node judged (the older ones are outside every window of tonight's rules)
+MAX_NIGHTS = 2 * WINDOW + CUSUM_NIGHTS
 #: sessions of one node less than this many hours apart are one night (a retest joins its night)
 NIGHT_GAP_H = 6.0
 #: ReFrame's results that are no failure of the node
@@ -355,13 +357,17 @@ def judge(perf: pd.DataFrame, cases: pd.DataFrame, since: pd.Timestamp | None = 
 
 
 def judge_measurements(df: pd.DataFrame, notes: list | None = None, alpha: float = ALPHA_NIGHT) -> Drift:
-    """``judge`` of ``measurements``' rows (also the synthetic benchmark's entry point)."""
+    """``judge`` of ``measurements``' rows: each variable's nights through ``judge_series``."""
     notes = list(notes or [])
     parts = []
     for nkey, node_df in df.groupby(NODE_KEY, sort=True):
         n_nights = int(node_df["night"].max()) + 1
-        m_of = node_df.groupby("night").apply(lambda d: d[["test", "var"]].drop_duplicates().shape[0],
-                                              include_groups=False).reindex(range(n_nights), fill_value=1)
+        if n_nights > MAX_NIGHTS:  # older nights judge nothing tonight (WINDOW, CUSUM_NIGHTS)
+            node_df = node_df[node_df["night"] >= n_nights - MAX_NIGHTS]
+            node_df = node_df.assign(night=node_df["night"] - (n_nights - MAX_NIGHTS))
+            n_nights = MAX_NIGHTS
+        m_of = node_df.drop_duplicates(["night", "test", "var"]).groupby("night").size() \
+            .reindex(range(n_nights), fill_value=1)
         healthy = node_df.groupby("night")["healthy"].all().reindex(range(n_nights), fill_value=False)
         for vkey, var_df in node_df.groupby(["test", "var"], sort=True):
             unit = str(var_df["unit"].iloc[0])

@@ -163,7 +163,7 @@ def judge_series(s: Series, m_of: Sequence[int], alpha: float = ALPHA_NIGHT) -> 
             elif z > b2 and prev >= 0 and np.isfinite(zs[prev]) and zs[prev] > _b2_of(rows[prev]):
                 row.update(status="FAIL", rule="two nights")
             elif z > b1:
-                row.update(status="suspect", rule="step, one measurement")
+                row.update(status="suspect", rule="step, one measurement" if ks[t] < 2 else "step, not confirmed")
             c, h = _cusum(val, ks, usable, t, within, m, alpha)
             cus[t] = c
             row.update(cusum=c, h=h)
@@ -435,11 +435,12 @@ def reason(row: pd.Series) -> str:
     what = {"step": "tonight, confirmed by a second measurement the same night",
             "two nights": "two nights in a row",
             "drift": f"slow drift: CUSUM {row['cusum']:.1f} above h={row['h']:.1f} two nights in a row",
-            "step, one measurement": "one measurement: retest tonight to confirm"}.get(row["rule"], row["rule"])
+            "step, one measurement": "one measurement: retest tonight to confirm",
+            "step, not confirmed": "the night's other measurements do not confirm it"}.get(row["rule"], row["rule"])
     return (f"{row['node']} {row['system']}:{row['partition']} {row['test']}: {row['var']} = "
             f"{_fmt(row['value'], row['unit'])}, history median {_fmt(row['median'], row['unit'])} "
             f"({int(row['history'])} nights), change {row['change']:+.1%}, z {row['z']:.1f} > "
-            f"{row['b1'] if row['rule'] in ('step', 'step, one measurement') else row['b2']:.1f} ({what})")
+            f"{row['b1'] if str(row['rule']).startswith('step') else row['b2']:.1f} ({what})")
 
 
 def lines(d: Drift) -> list:

@@ -437,10 +437,11 @@ def reason(row: pd.Series) -> str:
             "drift": f"slow drift: CUSUM {row['cusum']:.1f} above h={row['h']:.1f} two nights in a row",
             "step, one measurement": "one measurement: retest tonight to confirm",
             "step, not confirmed": "the night's other measurements do not confirm it"}.get(row["rule"], row["rule"])
+    bound = row["b1"] if str(row["rule"]).startswith("step") else row["b2"]
+    z = f"z {row['z']:.1f}" + (f" > {bound:.1f}" if row["rule"] != "drift" else "")
     return (f"{row['node']} {row['system']}:{row['partition']} {row['test']}: {row['var']} = "
             f"{_fmt(row['value'], row['unit'])}, history median {_fmt(row['median'], row['unit'])} "
-            f"({int(row['history'])} nights), change {row['change']:+.1%}, z {row['z']:.1f} > "
-            f"{row['b1'] if str(row['rule']).startswith('step') else row['b2']:.1f} ({what})")
+            f"({int(row['history'])} nights), change {row['change']:+.1%}, {z} ({what})")
 
 
 def lines(d: Drift) -> list:

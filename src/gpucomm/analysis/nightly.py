@@ -5,8 +5,10 @@ verdict as the exit code (docs/nightly.md).
 
 Runs ``reframe -c checks/ --mode MODE -r --report-file DIR/report.json REFRAME ARGS`` (the
 repository's checks/ and config/settings.py where -c, -C and RFM_CONFIG_FILES are not given),
-then ``gpucomm report DIR/report.json -o DIR/report``.  Exit status (gpucomm.constants): 0 PASS;
-6 FAIL (a test case failed, or ReFrame ended without a report: killed, crashed); 7 NOTHING RAN
+then ``gpucomm report DIR/report.json -o DIR/report --history EARLIER`` (the other nights' folders
+next to DIR: the nightly drift verdict, analysis/drift.py).  Exit status (gpucomm.constants): 0 PASS;
+6 FAIL (a test case failed, a variable slower than the node's own history, or ReFrame ended
+without a report: killed, crashed); 7 NOTHING RAN
 (no test case selected, every one skipped, e.g. ``-n NoSuchCheck`` or ``--mode noise`` off a
 cluster); 2 bad options or a report file that cannot be written; ReFrame's own exit code 2 where
 it refused its command line.
@@ -67,6 +69,11 @@ def build_parser():
     p.add_argument("--out", metavar="DIR", default=None,
                    help="folder of the night: report.json (ReFrame's) and report/ (gpucomm report's); "
                         "default nightly/<UTC time>-<pid>")
+    p.add_argument("--history", nargs="+", default=None, metavar="PATH",
+                   help="earlier nights the drift verdict judges this night against (default: the other "
+                        "folders next to --out's that hold a report.json; 'none': no history)")
+    p.add_argument("--since", default=None, metavar="DATE",
+                   help="only nights from DATE on make a node's history (after a repair or an update)")
     return p
 
 
@@ -273,6 +280,12 @@ def main(argv=None):
     if missing:
         _say(f"error: {missing}")
         return EXIT_BAD_INPUT
+    from .drift import parse_options
+    try:
+        parse_options(args.since, None)
+    except ValueError as exc:
+        _say(f"error: {exc}")
+        return EXIT_BAD_INPUT
     out = args.out or os.path.join("nightly", time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + f"-{os.getpid()}")
     made = not os.path.exists(out)
     try:
@@ -288,7 +301,7 @@ def main(argv=None):
     night = ReframeRun(reframe_command(args.mode, report_file, extra))
     previous = {sig: signal.signal(sig, night.stop) for sig in STOP_SIGNALS}
     try:
-        return _night(night, out, report_file, made)
+        return _night(night, out, report_file, made, args)
     except _Stopped as stop:
         if night.proc is None:
             _release(out, report_file, made)
@@ -298,13 +311,13 @@ def main(argv=None):
             signal.signal(sig, handler)
 
 
-def _night(night, out, report_file, made):
+def _night(night, out, report_file, made, args):
     rc = night.run()
     reported = os.path.exists(report_file) and os.path.getsize(report_file) > 0
     if not reported:
         _release(out, report_file, made)
     if night.signal is not None:
-        code = _report(out, report_file) if reported else None
+        code = _report(out, report_file, args) if reported else None
         return _stop_verdict(night.signal, rc, night.killed, code)
     why = f": {night.errors[-1]}" if night.errors else " (killed, crashed, or the folder is full)"
     if rc == EXIT_BAD_INPUT and not reported:
@@ -317,16 +330,21 @@ def _night(night, out, report_file, made):
             return EXIT_REPORT_NOTHING_RAN
         _say(f"FAIL: reframe ended with exit {rc} and wrote no report to {report_file}{why}")
         return EXIT_REPORT_FAIL
-    code = _report(out, report_file)
+    code = _report(out, report_file, args)
     if code == EXIT_OK and rc != 0:
         _say(f"FAIL: the report passed but reframe ended with exit {rc}")
         return EXIT_REPORT_FAIL
     return code
 
 
-def _report(out, report_file):
+def _report(out, report_file, args):
+    """gpucomm report on the night, with the earlier nights as its history (the drift verdict)."""
+    from .drift import nightly_history
     from .report import main as report_main
-    return report_main([report_file, "-o", os.path.join(out, "report"), "-q", "--paper", "none"])
+    history = nightly_history(out, args.history)
+    return report_main([report_file, "-o", os.path.join(out, "report"), "-q", "--paper", "none"]
+                       + (["--history", *history] if history else [])
+                       + (["--since", args.since] if args.since else []))
 
 
 if __name__ == "__main__":

@@ -107,6 +107,12 @@ def build_parser():
                    help="largest size in the latency plots (default 64K)")
     p.add_argument("--heatmap-size", default=None, metavar="SIZE",
                    help="size of the GPU-pair heatmaps (default: the largest size every pair measured)")
+    p.add_argument("--since", default=None, metavar="DATE",
+                   help="nightly drift: only nights from DATE on (UTC, e.g. 2026-12-01) make a node's history "
+                        "(a repair, a driver update)")
+    p.add_argument("--night-gap", type=float, default=None, metavar="HOURS",
+                   help="nightly drift: sessions of a node less than HOURS apart are one night (default 6; "
+                        "0: every session a night)")
     p.add_argument("--title", default="gpucomm report")
     p.add_argument("-q", "--quiet", action="store_true", help="no per-file progress lines")
     p.add_argument("--debug", action="store_true", help="show the traceback of an internal error")
@@ -128,6 +134,8 @@ def main(argv=None):
         tolerances = parse_tolerances(args.tolerance)
         if args.window < 1:
             raise ValueError("--window must be at least 1")
+        from ..drift import parse_options
+        since, night_gap = parse_options(args.since, args.night_gap)
     except (GpucommError, ValueError) as exc:
         print(f"gpucomm report: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -140,7 +148,7 @@ def main(argv=None):
         print(f"gpucomm report: error: -o {args.output}: {refused}", file=sys.stderr)
         return EXIT_BAD_INPUT
     try:
-        return run(args, latency_max, heatmap_size, tolerances, mapping)
+        return run(args, latency_max, heatmap_size, tolerances, mapping, (since, night_gap))
     except Exception as exc:  # a bug, not bad input (that is reported and skipped): one line, no traceback
         if args.debug:
             raise
@@ -182,7 +190,7 @@ def release_output(out, lock, made):
         lock.close()
 
 
-def run(args, latency_max, heatmap_size, tolerances, mapping):
+def run(args, latency_max, heatmap_size, tolerances, mapping, drift_options=(None, None)):
     try:
         import matplotlib  # noqa: F401
         import pandas  # noqa: F401
@@ -202,6 +210,13 @@ def run(args, latency_max, heatmap_size, tolerances, mapping):
     nightly = tables.compare(perf, cases, tolerances, args.window)
     status, _ = tables.verdict(cases, sessions)
     health = tables.health(cases, nightly, sessions)
+    from ..drift import mark_nodes, report_part
+    drift_lines, drift_pngs, drift = report_part(perf, cases, out, *drift_options)
+    first, _, rest = health.partition("\n")
+    rest = mark_nodes(rest, drift)
+    if not drift.failed.empty and status == tables.PASS:
+        status, first = tables.FAIL, first.replace(f": {tables.PASS} (", f": {tables.FAIL} (nightly drift failed; ", 1)
+    health = "\n".join([first, *drift_lines, rest])
     paper_t = tables.vs_paper(cur, paper, mapping, args.paper_stat)
     curves = tables.paper_curves(cur, paper, mapping, args.paper_stat)
     native_t, native_p = tables.vs_native(cur), tables.vs_native_perf(perf, cases)
@@ -209,6 +224,8 @@ def run(args, latency_max, heatmap_size, tolerances, mapping):
 
     csvs = _write_tables(out, data, cur, nightly, paper_t, native_t, native_p, health)
     sections, plot_problems = render.plots(cur, out, latency_max, heatmap_size, curves)
+    sections = ([("Nightly drift: flagged variables against their node's history", drift_pngs)]
+                if drift_pngs else []) + sections
     _warn(plot_problems)
     problems += plot_problems
 

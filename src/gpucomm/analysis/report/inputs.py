@@ -91,7 +91,7 @@ SWEEP_COLUMNS = ["system", "partition", "environ", "test", "case", "op", "method
                  "busbw_GBps", "goodput_GBps_best", "validated", "nominal_GBps", "nominal_source",
                  "device_name", "run_time", "session", "history", "source", "folder"]
 CASE_COLUMNS = ["time", "session", "system", "partition", "environ", "test", "case", "node", "repeat", "nodes",
-                "result",
+                "result", "software",
                 "fail_phase", "fail_reason", "dry_run", "outputdir", "op", "method", "tool", "nranks",
                 "history", "kind", "source"]
 SESSION_COLUMNS = ["session", "time", "dry_run", "num_cases", "num_failures", "num_skipped", "cmdline",
@@ -99,7 +99,7 @@ SESSION_COLUMNS = ["session", "time", "dry_run", "num_cases", "num_failures", "n
 #: a location ReFrame did not name (a results file outside every report's test cases)
 UNKNOWN = "unknown"
 PERF_COLUMNS = ["time", "session", "system", "partition", "environ", "test", "case", "node", "repeat", "nodes",
-                "var", "value",
+                "software", "var", "value",
                 "unit", "ref", "lower", "upper", "var_result", "result", "op", "method", "tool", "nranks",
                 "history", "kind", "source", "fail_phase"]
 
@@ -362,6 +362,15 @@ def database_label():
             "the checkout's config/settings.py; set RFM_CONFIG_FILES to it, or RFM_SQLITE_DB_FILE)")
 
 
+def software_of(tc):
+    """What a test case's record holds of the software it ran with (its environment, modules and
+    environment variables): a change of it starts a new history for the nightly drift verdict."""
+    mods = ",".join(str(m) for m in tc.get("modules") or [])
+    env = tc.get("env_vars") if isinstance(tc.get("env_vars"), dict) else {}
+    return f"environ {tc.get('environ')}; modules [{mods}]; env_vars [" + \
+        ",".join(f"{k}={v}" for k, v in sorted(env.items())) + "]"
+
+
 def _read_report(data, doc, path, history, kind):
     bad = report_shape_error(doc)
     if bad:
@@ -394,7 +403,7 @@ def _read_report(data, doc, path, history, kind):
         case = {"time": tc.get("job_completion_time_unix") or end,
                 "session": session, "system": tc.get("system"), "partition": tc.get("partition"),
                 "environ": tc.get("environ"), "test": test, "case": shown, "node": node, "repeat": repeat,
-                "nodes": nodes, "result": tc.get("result"),
+                "nodes": nodes, "result": tc.get("result"), "software": software_of(tc),
                 "fail_phase": tc.get("fail_phase"), "fail_reason": tc.get("fail_reason"), "dry_run": dry,
                 "outputdir": tc.get("outputdir"), "op": tc.get("op"), "method": tc.get("method"),
                 "tool": tool_label(tc), "nranks": tc.get("num_tasks"), "history": history, "kind": kind,

@@ -1,0 +1,563 @@
+"""Nightly drift: each night of a node judged against that node's own healthy history
+(docs/nightly.md, "Against the node's own history").
+
+The references of ``config/references/`` are wide on purpose (a node class, every healthy run);
+this module asks a narrower question of each (system, partition, node, test, variable): is tonight
+slower than this node was?  It uses the verdicts' shared noise model (``noisemodel``: badness =
+signed logarithm, ``node_value`` of a night's measurements, ``within_spread`` pooled over nights
+with repeats, ``standard_error``, floors), with nights in place of nodes:
+
+* **history**: the node's healthy nights (no test case of the node failed that night), after
+  ``--since`` and after the last recorded change of its software (``software`` column: ReFrame's
+  version, the test case's modules and environment), at most ``WINDOW`` of them, without the
+  nights this judgement flagged;
+* **noise**: the within-night spread from nights with several measurements (``--repeat``, a retest),
+  the night-to-night spread of the history's night values beyond it, both floored; the history's
+  median is the centre (its own error is in the standard error);
+* **three rules**, each given a third of ``ALPHA_NIGHT`` (false alarms per node per healthy night,
+  family-wise over the node's ``m`` variables of that night; Student's t with the history's degrees
+  of freedom, so a short history asks for a larger z):
+
+  - ``step``: tonight's z above ``b1`` (Bonferroni over ``m`` at ``ALPHA_NIGHT / 3``), confirmed by
+    a second measurement the same night (the night's value is a skipped mean that one slow
+    measurement does not move); with one measurement it is a **suspect** (the report names it and
+    the retest command), not a failure;
+  - ``two nights``: z above ``b2`` (at ``sqrt(ALPHA_NIGHT / 3 / m)``) tonight and on the night
+    before;
+  - ``drift``: a one-sided CUSUM on badness over the last ``CUSUM_NIGHTS`` nights, against the
+    history before them (at least ``CUSUM_MIN_REF`` nights), in standard errors, with reference
+    value ``CUSUM_K`` plus ``CUSUM_CENTRE_Z`` standard deviations of the history median (that
+    error is common to every night it sums), each night's increment clipped at ``CUSUM_CLIP`` (one
+    transiently slow night adds little), alarm where the sum is above ``h`` tonight and the night
+    before (``cusum_h``: Siegmund's approximation of the in-control run length set to
+    ``3 m / ALPHA_NIGHT`` nights);
+
+* fewer than ``MIN_NIGHTS`` healthy nights: the variable is judged by its references alone, and
+  the verdict says how many nights are missing.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import optimize, stats
+
+from . import noisemodel as nm
+
+#: false alarms per node per healthy night, family-wise over its variables and the three rules
+#: (1 per node per 365 nights)
+ALPHA_NIGHT = 1 / 365
+#: fewer healthy nights than this in a variable's history: references only
+MIN_NIGHTS = 5
+#: the most recent healthy nights a night is judged against
+WINDOW = 60
+#: the CUSUM's window (the last nights it sums over) and the history it needs before that window
+CUSUM_NIGHTS = 20
+CUSUM_MIN_REF = 30
+#: the CUSUM's reference value and the clip of one night's increment, in standard errors; the
+#: reference value grows by CUSUM_CENTRE_Z standard deviations of the history median (an error of
+#: the median is common to every night of the window: it would sum up like a drift)
+CUSUM_K = 0.75
+CUSUM_CLIP = 4.0
+CUSUM_CENTRE_Z = 2.0
+#: the step rule's confirmation: every measurement of the night at least this many standard errors
+#: of one measurement worse than the history median (a lone slow measurement confirms nothing)
+CONFIRM_Z = 2.2
+#: the most nights of a node judged (the older ones are outside every window of tonight's rules)
+MAX_NIGHTS = 2 * WINDOW + CUSUM_NIGHTS
+#: sessions of one node less than this many hours apart are one night (a retest joins its night)
+NIGHT_GAP_H = 6.0
+#: ReFrame's results that are no failure of the node
+GOOD = ("pass", "xfail", "skip")
+#: the statuses of one variable on one night, worst first
+STATUSES = ("FAIL", "suspect", "ok", "new")
+
+
+def t_bound(p: float, df: int) -> float:
+    """The one-sided bound a standardised value exceeds with probability ``p`` when its spread is
+    estimated from ``df`` degrees of freedom (Student's t; the normal bound for ``df`` <= 0)."""
+    return float(stats.t.isf(p, df)) if df >= 1 else float(stats.norm.isf(p))
+
+
+@lru_cache(maxsize=None)
+def bounds(m: int, df: int, alpha: float = ALPHA_NIGHT) -> tuple[float, float]:
+    """(b1, b2): the z bounds of the one-night rule and of the two-nights rule for a node judged
+    on ``m`` variables against a history of ``df + 1`` nights."""
+    a = alpha / 3 / max(1, m)
+    return t_bound(a, df), t_bound(math.sqrt(a), df)
+
+
+@lru_cache(maxsize=None)
+def cusum_h(m: int, alpha: float = ALPHA_NIGHT, k: float = CUSUM_K) -> float:
+    """The CUSUM threshold whose in-control average run length (Siegmund's approximation,
+    ``(exp(2 k h') - 2 k h' - 1) / (2 k^2)`` with ``h' = h + 1.166``) is ``3 m / alpha`` nights."""
+    arl = 3 * max(1, m) / alpha
+
+    def gap(h: float) -> float:
+        hp = 2 * k * (h + 1.166)
+        return (math.exp(hp) - hp - 1) / (2 * k * k) - arl
+    return float(optimize.brentq(gap, 0.0, 200.0))
+
+
+def spread(values: Sequence[float] | np.ndarray) -> float:
+    """An efficient robust standard deviation of one sample (the noise model's ``within_spread`` of
+    a single group: MAD, then the root mean square of the values within its clip); NaN for < 2."""
+    return pooled_within([residuals(values)])
+
+
+@dataclass
+class Series:
+    """One variable of one node: its nights in order (each an array of the night's badness)."""
+    key: tuple
+    unit: str
+    nights: list = field(default_factory=list)      # arrays of badness
+    times: list = field(default_factory=list)       # the night's first session time (unix s)
+    healthy: list = field(default_factory=list)     # the node passed that night
+    sessions: list = field(default_factory=list)
+    current: list = field(default_factory=list)     # the night holds a session of this run
+
+
+def judge_series(s: Series, m_of: Sequence[int], alpha: float = ALPHA_NIGHT) -> pd.DataFrame:
+    """Judge every night of ``s`` against the nights before it (``m_of[i]``: the node's number of
+    variables on night i): one row per night (status, rule, value, median, change, z, bounds,
+    CUSUM, history length)."""
+    n_nights = len(s.nights)
+    val = np.full(n_nights, np.nan)
+    ks = np.zeros(n_nights, dtype=int)
+    usable = np.zeros(n_nights, dtype=bool)
+    zs = np.full(n_nights, np.nan)
+    cus = np.full(n_nights, np.nan)
+    rows: list = []
+    res = [residuals(g) for g in s.nights]
+    for t in range(n_nights):
+        b = np.asarray(s.nights[t], dtype=float)
+        b = b[np.isfinite(b)]
+        ks[t] = len(b)
+        ref = np.flatnonzero(usable[:t])[-WINDOW:]
+        within = pooled_within(res[i] for i in ref)
+        if len(b):
+            v = nm.node_value(b, within if math.isfinite(within) else None)
+            val[t] = nm.corrected(v, len(b), within) if math.isfinite(within) and len(b) > 1 else v
+        m = int(m_of[t])
+        row: dict[str, Any] = {"night": t, "time": s.times[t], "session": s.sessions[t],
+                               "current": bool(s.current[t]) if s.current else t == n_nights - 1, "k": int(ks[t]),
+                               "history": len(ref), "healthy": bool(s.healthy[t]), "status": "new",
+                               "rule": "", "value_bad": val[t], "median_bad": np.nan, "se": np.nan,
+                               "z": np.nan, "b1": np.nan, "b2": np.nan, "cusum": np.nan, "h": np.nan}
+        if len(b) and len(ref) >= MIN_NIGHTS:
+            med, se = _centre(val[ref], ks[ref], within, ks[t])
+            z = (val[t] - med) / se
+            b1, b2 = bounds(m, len(ref) - 1, alpha)
+            zs[t] = z
+            row.update(median_bad=med, se=se, z=z, b1=b1, b2=b2, status="ok")
+            prev = t - 1
+            confirmed = ks[t] >= 2 and z > b1 and _each_worse(b, med, val[ref], ks[ref], within)
+            row["confirm_z"] = _each_z(b, med, val[ref], ks[ref], within) if ks[t] >= 2 else np.nan
+            if confirmed:
+                row.update(status="FAIL", rule="step")
+            elif z > b2 and prev >= 0 and np.isfinite(zs[prev]) and zs[prev] > _b2_of(rows[prev]):
+                row.update(status="FAIL", rule="two nights")
+            elif z > b1:
+                row.update(status="suspect", rule="step, one measurement" if ks[t] < 2 else "step, not confirmed")
+            c, h = _cusum(val, ks, usable, t, within, m, alpha)
+            cus[t] = c
+            row.update(cusum=c, h=h)
+            if row["status"] != "FAIL" and c > h and prev >= 0 and cus[prev] > rows[prev]["h"]:
+                row.update(status="FAIL", rule="drift")
+        usable[t] = bool(s.healthy[t]) and len(b) > 0 and row["status"] in ("ok", "new")
+        rows.append(row)
+    out = pd.DataFrame(rows)
+    worse = 1.0 if nm.higher_is_worse(s.unit) else -1.0
+    out["value"] = np.exp(worse * out["value_bad"])
+    out["median"] = np.exp(worse * out["median_bad"])
+    # the change of the value itself (a latency +67 %, a bandwidth -5 %); ``loss`` in performance terms
+    out["change"] = out["value"] / out["median"] - 1
+    out["loss"] = nm.shift_to_loss(out["value_bad"] - out["median_bad"])
+    return out
+
+
+def _each_z(b: np.ndarray, med: float, vals: np.ndarray, ks: np.ndarray, within: float) -> float:
+    """The smallest z of the night's measurements one by one (each against the standard error of one
+    measurement)."""
+    _, se1 = _centre(vals, ks, within, 1)
+    return float((np.min(b) - med) / se1)
+
+
+def _each_worse(b: np.ndarray, med: float, vals: np.ndarray, ks: np.ndarray, within: float) -> bool:
+    return _each_z(b, med, vals, ks, within) > CONFIRM_Z
+
+
+def _b2_of(row: dict) -> float:
+    return row["b2"] if np.isfinite(row["b2"]) else math.inf
+
+
+def residuals(g: Sequence[float] | np.ndarray) -> np.ndarray:
+    """One night's part of ``noisemodel.within_spread``: its measurements' residuals about their
+    median, scaled by ``residual_factor`` (the median itself left out for an odd count); empty for
+    fewer than 2 measurements.  Computed once per night, pooled by ``pooled_within``."""
+    arr = np.asarray(g, dtype=float)
+    arr = arr[np.isfinite(arr)]
+    if len(arr) < 2:
+        return np.empty(0)
+    res = arr - np.median(arr)
+    if len(arr) % 2:
+        res = np.delete(res, np.argmin(np.abs(res)))
+    return res / nm.residual_factor(len(arr))
+
+
+def pooled_within(parts: Iterable[np.ndarray]) -> float:
+    """``noisemodel.within_spread`` of nights whose ``residuals`` are ``parts`` (the same MAD, then
+    root mean square within its clip); NaN where no night has 2 measurements."""
+    parts = [p for p in parts if len(p)]
+    if not parts:
+        return float("nan")
+    allres = np.concatenate(parts)
+    mad = _MAD_SCALE * float(np.median(np.abs(allres - np.median(allres))))  # scipy's, without its overhead
+    if not mad > 0:
+        return mad
+    kept = allres[np.abs(allres) <= nm.CLIP * mad]
+    return float(np.sqrt(np.mean(kept ** 2) / _TRUNCATED))
+
+
+_TRUNCATED = float(stats.truncnorm.var(-nm.CLIP, nm.CLIP))
+_MAD_SCALE = float(1 / stats.norm.ppf(0.75))  # stats.median_abs_deviation's scale="normal"
+
+
+def _centre(vals: np.ndarray, ks: np.ndarray, within: float, k_now: int) -> tuple[float, float]:
+    """(median, standard error of tonight's value about it) from the history's night values."""
+    med = float(np.median(vals))
+    total = spread(vals)
+    total = total if math.isfinite(total) else 0.0
+    if math.isfinite(within):
+        part = float(np.mean([(within * nm.value_constants(int(k))[1]) ** 2 for k in ks]))
+        between = math.sqrt(max(0.0, total ** 2 - part))
+        se = nm.standard_error(int(k_now), within, between, n_centre=max(1, int(len(vals) * 2 / math.pi)))
+    else:  # no night with repeats: the whole spread is night to night (repeats do not help)
+        se = nm.standard_error(1, 0.0, total, n_centre=max(1, int(len(vals) * 2 / math.pi)))
+    return med, se
+
+
+def _cusum(val: np.ndarray, ks: np.ndarray, usable: np.ndarray, t: int, within: float, m: int,
+           alpha: float) -> tuple[float, float]:
+    """(S_t, h): the clipped one-sided CUSUM of the last CUSUM_NIGHTS nights up to ``t`` against the
+    usable nights before them; (NaN, NaN) without CUSUM_MIN_REF of those."""
+    start = max(0, t - CUSUM_NIGHTS + 1)
+    ref = np.flatnonzero(usable[:start])[-WINDOW:]
+    if len(ref) < CUSUM_MIN_REF:
+        return float("nan"), float("nan")
+    # the median's own error, in standard errors of one night (standard_error's centre part)
+    k_eff = CUSUM_K + CUSUM_CENTRE_Z * math.sqrt(1 / max(1, int(len(ref) * 2 / math.pi)))
+    s, centres = 0.0, {}
+    for i in range(start, t + 1):
+        if not np.isfinite(val[i]):
+            continue
+        if ks[i] not in centres:
+            centres[ks[i]] = _centre(val[ref], ks[ref], within, ks[i])
+        med, se = centres[ks[i]]
+        s = max(0.0, s + min((val[i] - med) / se, CUSUM_CLIP) - k_eff)
+    return s, cusum_h(m, alpha)
+
+
+# --- from the report reader's tables to series, and back --------------------------------------
+
+NODE_KEY = ["system", "partition", "node"]
+VAR_KEY = NODE_KEY + ["test", "var"]
+
+
+@dataclass
+class Drift:
+    """The nightly drift verdict: ``table`` one row per (node, variable, night), ``latest`` the
+    newest night's rows, ``notes`` one line per thing left out, ``missing`` nights short of
+    MIN_NIGHTS per node."""
+    table: pd.DataFrame
+    latest: pd.DataFrame
+    notes: list
+
+    @property
+    def failed(self) -> pd.DataFrame:
+        return self.latest[self.latest["status"] == "FAIL"]
+
+    @property
+    def suspects(self) -> pd.DataFrame:
+        return self.latest[self.latest["status"] == "suspect"]
+
+
+def measurements(perf: pd.DataFrame, cases: pd.DataFrame, since: pd.Timestamp | None = None,
+                 night_gap_h: float = NIGHT_GAP_H) -> tuple[pd.DataFrame, list]:
+    """The perf values of ``perf`` as nights: one row per measurement with its node, night number
+    (per node), healthy flag, software and ``current`` (not a --history input); (rows, notes on
+    what was left out)."""
+    notes: list = []
+    cols = VAR_KEY + ["unit", "value", "time", "session", "night", "healthy", "current"]
+    if perf is None or perf.empty:
+        return pd.DataFrame(columns=cols), notes
+    df = perf.copy()
+    if "dry_run" in cases:
+        dry = set(cases.loc[cases["dry_run"].fillna(False).astype(bool), "session"].dropna())
+        df = df[~df["session"].isin(dry)]
+    df["node"] = df["node"].where(df["node"].notna(), df["nodes"]).fillna("?").astype(str)
+    df = df[np.isfinite(pd.to_numeric(df["value"], errors="coerce")) & df["time"].notna()]
+    df["session"] = df["session"].fillna(df["time"].round(0).astype(str))
+    df["software"] = df["software"].fillna("") if "software" in df else ""
+    # a night of a node fails where any of its test cases failed
+    cs = cases.copy()
+    cs["node"] = cs["node"].where(cs["node"].notna(), cs["nodes"]).fillna("?").astype(str)
+    cs["session"] = cs["session"].fillna(pd.to_numeric(cs["time"], errors="coerce").round(0).astype(str))
+    bad = cs[~cs["result"].astype(str).isin(GOOD)].groupby(NODE_KEY + ["session"]).size().rename("failed")
+    df = df.join(bad, on=NODE_KEY + ["session"])
+    df["healthy"] = df["failed"].isna() & df["result"].astype(str).isin(GOOD)
+    df = df.drop(columns="failed")
+    df["current"] = ~df["history"].fillna(False).astype(bool) if "history" in df else True
+    if since is not None:
+        old = df["time"] < since.timestamp()
+        if old.any():
+            notes.append(f"{df.loc[old, 'session'].nunique()} sessions before --since {since:%Y-%m-%d %H:%M} UTC "
+                         "left out of the history")
+        df = df[~old]
+    # sessions -> nights, per node
+    out = []
+    for key, node_df in df.groupby(NODE_KEY, sort=True):
+        first = node_df.groupby("session")["time"].min().sort_values()
+        night, last, ids = -1, -math.inf, {}
+        for sess, t0 in first.items():
+            if t0 - last > night_gap_h * 3600:
+                night += 1
+            ids[sess], last = night, t0
+        node_df = node_df.assign(night=node_df["session"].map(ids))
+        node_df = _after_software_change(node_df, key, notes)
+        out.append(node_df)
+    df = pd.concat(out, ignore_index=True) if out else pd.DataFrame(columns=cols)
+    return df, notes
+
+
+def _after_software_change(df: pd.DataFrame, key: tuple, notes: list) -> pd.DataFrame:
+    """The nights since the node's software last changed (the newest night's software first seen)."""
+    soft = df.groupby("night")["software"].agg(lambda s: sorted(set(s))[0] if len(s) else "").sort_index()
+    soft = soft[soft != ""]  # a perflog line records none: it matches any
+    if soft.nunique() <= 1:
+        return df
+    newest = soft.iloc[-1]
+    changed = soft[soft != newest]
+    cut = changed.index.max()
+    notes.append(f"{':'.join(map(str, key[:2]))} {key[2]}: {int(cut) + 1} nights before a software "
+                 f"change left out of its history ({soft.loc[cut]!r} -> {newest!r})")
+    return df[df["night"] > cut].assign(night=lambda d: d["night"] - cut - 1)
+
+
+def judge(perf: pd.DataFrame, cases: pd.DataFrame, since: pd.Timestamp | None = None,
+          night_gap_h: float = NIGHT_GAP_H, alpha: float = ALPHA_NIGHT) -> Drift:
+    """Every night of every node and variable among the inputs judged against its history."""
+    df, notes = measurements(perf, cases, since, night_gap_h)
+    return judge_measurements(df, notes, alpha)
+
+
+def judge_measurements(df: pd.DataFrame, notes: list | None = None, alpha: float = ALPHA_NIGHT) -> Drift:
+    """``judge`` of ``measurements``' rows: each variable's nights through ``judge_series``."""
+    notes = list(notes or [])
+    parts = []
+    for nkey, node_df in df.groupby(NODE_KEY, sort=True):
+        n_nights = int(node_df["night"].max()) + 1
+        if n_nights > MAX_NIGHTS:  # older nights judge nothing tonight (WINDOW, CUSUM_NIGHTS)
+            node_df = node_df[node_df["night"] >= n_nights - MAX_NIGHTS]
+            node_df = node_df.assign(night=node_df["night"] - (n_nights - MAX_NIGHTS))
+            n_nights = MAX_NIGHTS
+        m_of = node_df.drop_duplicates(["night", "test", "var"]).groupby("night").size() \
+            .reindex(range(n_nights), fill_value=1)
+        healthy = node_df.groupby("night")["healthy"].all().reindex(range(n_nights), fill_value=False)
+        for vkey, var_df in node_df.groupby(["test", "var"], sort=True):
+            unit = str(var_df["unit"].iloc[0])
+            s = Series(key=nkey + vkey, unit=unit)
+            nights = sorted(var_df["night"].unique())
+            by_night = {n: g for n, g in var_df.groupby("night")}
+            for n in nights:
+                g = by_night[n]
+                s.nights.append(nm.badness(g["value"], unit))
+                s.times.append(float(g["time"].min()))
+                s.healthy.append(bool(healthy[n]))
+                s.sessions.append(str(g["session"].iloc[0]))
+                s.current.append(bool(g["current"].any()) if "current" in g else True)
+            res = judge_series(s, [int(m_of[n]) for n in nights], alpha)
+            res["night"] = nights
+            for col, v in zip(VAR_KEY, s.key):
+                res[col] = v
+            res["unit"] = unit
+            parts.append(res)
+    table = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=VAR_KEY + ["status"])
+    if table.empty:
+        return Drift(table, table, notes)
+    newest = table.groupby(NODE_KEY)["night"].transform("max")
+    latest = table[(table["night"] == newest) & table["current"].astype(bool)].copy()
+    if len(latest):
+        judged = set(map(tuple, latest[NODE_KEY].drop_duplicates().to_numpy()))
+        apart = table[~table[NODE_KEY].apply(tuple, axis=1).isin(judged)]
+        if len(apart):
+            said = ", ".join(f"{k[2]} {k[0]}:{k[1]} ({g['night'].nunique()} nights)"
+                             for k, g in list(apart.groupby(NODE_KEY))[:5])
+            more = apart[NODE_KEY].drop_duplicates().shape[0] - 5
+            notes.append("history of nodes, systems or partitions not in this run kept apart (judges nothing "
+                         f"here): {said}" + (f" and {more} more" if more > 0 else ""))
+    order = {s: i for i, s in enumerate(STATUSES)}
+    latest = latest.assign(_o=latest["status"].map(order)).sort_values(["_o"] + VAR_KEY).drop(columns="_o")
+    return Drift(table, latest.reset_index(drop=True), notes)
+
+
+# --- words --------------------------------------------------------------------------------------
+
+def _fmt(v: float, unit: str) -> str:
+    return f"{v:.4g} {unit}" if np.isfinite(v) else "n/a"
+
+
+def _n(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def mark_nodes(text: str, d: Drift) -> str:
+    """The health text's per-node lines (``PASS  NODE  SYSTEM:PARTITION  ...``) of the nodes the
+    drift verdict failed, made FAIL lines that say why."""
+    out = []
+    failed = d.failed.groupby(NODE_KEY).size() if not d.failed.empty else {}
+    for line in text.split("\n"):
+        for key, count in dict(failed).items():
+            head = f"PASS  {key[2]}  {key[0]}:{key[1]}  "
+            if line.startswith(head):
+                line = "FAIL" + line[4:] + f", nightly drift: {_n(int(count), 'variable')} slower than its history"
+        out.append(line)
+    return "\n".join(out)
+
+
+def reason(row: pd.Series) -> str:
+    """One line naming node, variable, history median, change and z of a flagged variable."""
+    what = {"step": "tonight, confirmed by a second measurement the same night",
+            "two nights": "two nights in a row",
+            "drift": f"slow drift: CUSUM {row['cusum']:.1f} above h={row['h']:.1f} two nights in a row",
+            "step, one measurement": "one measurement: retest tonight to confirm",
+            "step, not confirmed": "the night's other measurements do not confirm it"}.get(row["rule"], row["rule"])
+    bound = row["b1"] if str(row["rule"]).startswith("step") else row["b2"]
+    z = f"z {row['z']:.1f}" + (f" > {bound:.1f}" if row["rule"] != "drift" else "")
+    return (f"{row['node']} {row['system']}:{row['partition']} {row['test']}: {row['var']} = "
+            f"{_fmt(row['value'], row['unit'])}, history median {_fmt(row['median'], row['unit'])} "
+            f"({int(row['history'])} nights), change {row['change']:+.1%}, {z} ({what})")
+
+
+def lines(d: Drift) -> list:
+    """The drift verdict as the first lines of the health text: flagged variables first, then a
+    count, then what was left out and how many nights are missing."""
+    out = []
+    if d.latest.empty:
+        return ["nightly drift: no history: this night is judged by its references alone"]
+    for _, row in d.failed.iterrows():
+        out.append(f"DRIFT FAIL  {reason(row)}")
+    for _, row in d.suspects.iterrows():
+        out.append(f"SUSPECT     {reason(row)}")
+    lat = d.latest
+    judged = lat[lat["status"] != "new"]
+    nodes = lat.groupby(NODE_KEY).size()
+    head = (f"nightly drift: {_n(len(d.failed), 'variable')} failed, {len(d.suspects)} suspect, {len(judged)} of "
+            f"{len(lat)} judged against their node's own history ({_n(len(nodes), 'node')}; false alarms at most "
+            f"{ALPHA_NIGHT * 365:.0f} per node per 365 healthy nights)")
+    out.insert(0, head)
+    new = lat[lat["status"] == "new"]
+    for key, g in new.groupby(NODE_KEY):
+        have = int(g["history"].max())
+        out.append(f"nightly drift: {key[2]} {key[0]}:{key[1]}: {len(g)} variables have {have} healthy nights of "
+                   f"history, {MIN_NIGHTS - have} more needed: references only")
+    out += [f"nightly drift: {n}" for n in d.notes]
+    return out
+
+
+def plot(d: Drift, outdir: str) -> list:
+    """One PNG per node with flagged (failed or suspect) variables: each variable's nights, the
+    history median and the bound, the flagged night marked; the paths written."""
+    flagged = pd.concat([d.failed, d.suspects])
+    if flagged.empty:
+        return []
+    import os
+
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    paths = []
+    for key, rows in flagged.groupby(NODE_KEY):
+        fig, axes = plt.subplots(len(rows), 1, figsize=(8, 2.6 * len(rows)), squeeze=False)
+        for ax, (_, row) in zip(axes[:, 0], rows.iterrows()):
+            sel = (d.table[VAR_KEY] == row[VAR_KEY]).all(axis=1)
+            hist = d.table[sel].sort_values("night")
+            worse = 1.0 if nm.higher_is_worse(row["unit"]) else -1.0
+            bound = np.exp(worse * (hist["median_bad"] + hist["b1"] * hist["se"]))
+            when = pd.to_datetime(hist["time"], unit="s", utc=True)
+            ax.plot(when, hist["value"], "o-", ms=3, lw=0.8, label=row["var"])
+            ax.plot(when, hist["median"], "-", color="grey", lw=1, label="history median")
+            ax.plot(when, bound, "--", color="red", lw=1, label="bound (one night)")
+            bad = hist[hist["status"].isin(("FAIL", "suspect"))]
+            ax.plot(pd.to_datetime(bad["time"], unit="s", utc=True), bad["value"], "rx", ms=9,
+                    label="flagged night")
+            first = bad["time"].min()
+            if np.isfinite(first):
+                ax.axvline(pd.to_datetime(first, unit="s", utc=True), color="red", lw=0.6)
+            span = pd.concat([hist["value"], hist["median"]]).dropna()
+            if len(span):  # the values in view; an early night's wide bound may leave it
+                pad = 0.05 * max(float(span.max() - span.min()), 0.01 * float(span.abs().max()))
+                ax.set_ylim(float(span.min()) - pad, float(span.max()) + pad)
+            ax.tick_params(axis="x", labelsize=7, labelrotation=30)
+            ax.set_title(f"{row['test']}: {row['var']} ({row['status']}, {row['change']:+.1%})", fontsize=9)
+            ax.set_ylabel(row["unit"])
+            ax.legend(fontsize=7)
+        fig.suptitle(f"{key[2]} {key[0]}:{key[1]}: nightly drift", fontsize=10)
+        fig.tight_layout()
+        name = "drift-" + "-".join(str(k) for k in key).replace("/", "_").replace(" ", "_") + ".png"
+        path = os.path.join(outdir, name)
+        fig.savefig(path, dpi=90)
+        plt.close(fig)
+        paths.append(path)
+    return paths
+
+
+def table_out(d: Drift) -> pd.DataFrame:
+    """The newest night's rows as the report's drift.csv."""
+    cols = VAR_KEY + ["unit", "status", "rule", "value", "median", "change", "loss", "z", "b1", "b2", "cusum", "h",
+                      "history", "k", "time"]
+    return d.latest.reindex(columns=cols)
+
+
+def report_part(perf: pd.DataFrame, cases: pd.DataFrame, outdir: str, since: pd.Timestamp | None = None,
+                night_gap_h: float = NIGHT_GAP_H) -> tuple[list, list, Drift]:
+    """What ``gpucomm report`` adds: (lines to put first in its health text, plot PNGs, the verdict:
+    ``.failed`` not empty fails the run); writes drift.csv (the newest night's rows) and
+    drift-all.csv."""
+    import os
+    d = judge(perf, cases, since, night_gap_h)
+    if not d.table.empty:
+        table_out(d).to_csv(os.path.join(outdir, "drift.csv"), index=False, float_format="%.6g")
+        d.table.drop(columns=["value_bad", "median_bad"]).to_csv(os.path.join(outdir, "drift-all.csv"),
+                                                                   index=False, float_format="%.6g")
+    return lines(d), plot(d, outdir), d
+
+
+def parse_options(since: str | None, night_gap_h: float | None) -> tuple[pd.Timestamp | None, float]:
+    """``--since`` and ``--night-gap`` checked: (timestamp or None, hours); ValueError with the reason."""
+    when = None
+    if since is not None:
+        when = pd.to_datetime(since, utc=True, errors="coerce")
+        if pd.isna(when):
+            raise ValueError(f"--since {since!r}: not a date (e.g. 2026-12-01 or 2026-12-01T06:00)")
+    gap = NIGHT_GAP_H if night_gap_h is None else float(night_gap_h)
+    if not (math.isfinite(gap) and gap >= 0):
+        raise ValueError(f"--night-gap {night_gap_h}: must be a number of hours >= 0")
+    return when, gap
+
+
+def nightly_history(out: str, given: list | None = None) -> list:
+    """The earlier nights of ``gpucomm nightly --out OUT``: ``given`` (``['none']``: none), else the
+    report.json of every other folder next to OUT, oldest first by name."""
+    import glob
+    import os
+    if given:
+        return [] if [g.lower() for g in given] == ["none"] else list(given)
+    here = os.path.abspath(out)
+    found = glob.glob(os.path.join(os.path.dirname(here), "*", "report.json"))
+    return sorted(p for p in found if os.path.dirname(os.path.abspath(p)) != here)

@@ -1,0 +1,251 @@
+"""The nightly drift verdict (gpucomm.analysis.drift, docs/nightly.md "Against the node's own
+history"): the fast version of the seeded benchmark (bench/results/2026-12-03-cpu-2core/
+41-nightly-drift-synthetic has the full one), the committed health runs of the reference node
+replayed as nights, and ``gpucomm report`` on nights made from a committed session: a variable 5 %
+lower on the last night fails the run (exit 6) by name, first; bad input."""
+
+import copy
+import importlib.util
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from gpucomm import constants
+from gpucomm.analysis import drift, drift_synthetic as ds, noisemodel as nm
+from gpucomm.analysis.report import main
+
+REPO = Path(__file__).resolve().parents[2]
+TEMPLATE = REPO / "bench/results/2026-11-30-nvidia-h200-x2/13-health-validation/reports/report-health-1.json"
+LOWERED = ("PairMatrixCheck %method=ccl", "uni_256MiB_0-1")
+NIGHTS = 20  # of history made from TEMPLATE
+
+
+def _replay():
+    spec = importlib.util.spec_from_file_location("drift_replay", REPO / "bench" / "drift_replay.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_pooled_within_is_the_noise_models():
+    rng = np.random.default_rng(3)
+    groups = [rng.normal(size=rng.integers(1, 6)) for _ in range(40)]
+    assert drift.pooled_within(drift.residuals(g) for g in groups) == pytest.approx(nm.within_spread(groups)[0])
+    x = rng.normal(size=50)
+    assert drift.spread(x) == pytest.approx(nm.within_spread([x])[0])
+
+
+def test_bounds_and_cusum_threshold():
+    b1, b2 = drift.bounds(30, 59)
+    assert b1 > b2 > 2 and drift.bounds(30, 5)[0] > b1  # a short history asks for a larger z
+    assert drift.cusum_h(30) > drift.cusum_h(1) > 0
+
+
+def test_synthetic_fast():
+    """A few seeded node-years (the full benchmark's 1/20th): no alarm on healthy nights with
+    transients; a 5 % step on a 1 %-noise variable caught on its first night (k=2), a 3 % step
+    within 3 nights."""
+    healthy = ds.false_alarms(seed=41, nodes=1, nights=150, k=2, m=6)
+    assert healthy["alarms"] == 0
+    step = ds.detection(seed=42, trials=20, noise=0.01, kind="step", size=0.05, k=2, history=40, after=3)
+    assert step["first_night"] == 1.0
+    small = ds.detection(seed=43, trials=20, noise=0.01, kind="step", size=0.03, k=2, history=40, after=3)
+    assert small["within_3_nights"] >= 0.9
+
+
+def test_a_transient_measurement_confirms_nothing():
+    rng = np.random.default_rng(5)
+    nights = ds.night_values(rng, 60, 0.01, 2, transient=0.0)
+    nights[-1] = nights[-1].copy()
+    nights[-1][0] *= 0.7  # one of the last night's two measurements 30 % slow
+    res = drift.judge_series(ds.series(nights, "GB/s"), [30] * 60)
+    assert res["status"].iloc[-1] == "ok"
+    nights[-1][1] *= 0.95  # the other one 5 % slow too: confirmed
+    res = drift.judge_series(ds.series(nights, "GB/s"), [30] * 60)
+    assert (res["status"].iloc[-1], res["rule"].iloc[-1]) == ("FAIL", "step")
+
+
+def test_too_little_history_is_references_only():
+    rng = np.random.default_rng(6)
+    res = drift.judge_series(ds.series(ds.night_values(rng, 4, 0.01, 1), "us"), [3] * 4)
+    assert (res["status"] == "new").all()
+
+
+@pytest.fixture(scope="module")
+def replay():
+    mod = _replay()
+    perf, cases, notes = mod.load(mod.study_paths() + mod.later_paths())
+    return mod, perf, cases
+
+
+def test_replay_reference_node(replay):
+    """The 34 committed health sessions of local:h200x2, the sessions of one device call a night
+    (--night-gap 0.03): nothing flagged on the 26 of the tolerance study (3 nights: references
+    only); on the later ones one variable, gpu-aware-mpi's 8 B ping-pong latency, 40-75 % slower in
+    the two device calls of 19-nvshmem-bw (another tree of gpucomm), on the second of them."""
+    mod, perf, cases = replay
+    study = perf["source"].str.contains("/1[023]-health")
+    d = drift.judge(perf[study], cases, night_gap_h=0.03)
+    assert d.table["night"].max() == 2 and set(d.table["status"]) == {"new"}
+    d = drift.judge(perf, cases, night_gap_h=0.03)
+    flagged = d.table[d.table["status"].isin(("FAIL", "suspect"))]
+    assert d.table["night"].max() == 8
+    assert [(r.night, r.test, r.var, r.status) for r in flagged.itertuples()] == [
+        (8, "HealthCheck %operation=pingpong", "gpu-aware-mpi_latency_8B", "FAIL")]
+
+
+def test_replay_one_variable_lowered(replay):
+    """The same with the pair matrix's ccl 256 MiB bandwidth 5 % lower on the last night (two
+    sessions): flagged that night, by name, confirmed by its second measurement."""
+    mod, perf, cases = replay
+    nights, _ = drift.measurements(perf, cases, night_gap_h=0.03)
+    last = sorted(set(nights.loc[nights["night"] == nights["night"].max(), "session"]))
+    assert len(last) == 2
+    d = drift.judge(mod.lowered(perf, ":".join(LOWERED), 0.05, last), cases, night_gap_h=0.03)
+    row = d.failed[(d.failed["test"] == LOWERED[0]) & (d.failed["var"] == LOWERED[1])]
+    assert len(row) == 1 and row["rule"].item() == "step"
+    assert row["change"].item() == pytest.approx(-0.052, abs=0.01)
+    assert LOWERED[1] in drift.reason(row.iloc[0]) and "history median" in drift.reason(row.iloc[0])
+
+
+# --- gpucomm report on nights made from one committed session ---------------------------------
+
+def _night(template, when, uuid, rng, lower=None, system=None):
+    doc = copy.deepcopy(template)
+    info = doc["session_info"]
+    shift = when - info["time_end_unix"]
+    info.update(uuid=uuid, time_end_unix=when, time_start_unix=info["time_start_unix"] + shift)
+    for tc in doc["runs"][0]["testcases"]:
+        if system:
+            tc["system"] = system
+        if tc.get("job_completion_time_unix"):
+            tc["job_completion_time_unix"] += shift
+        for key, val in (tc.get("perfvalues") or {}).items():
+            if val[0] is None:
+                continue
+            factor = float(np.exp(0.003 * rng.standard_normal()))
+            if lower and tc["name"] == lower[0] and key.endswith(":" + lower[1]):
+                factor *= 0.95
+            val[0] = val[0] * factor
+    return doc
+
+
+def _write(path, doc):
+    path.write_text(json.dumps(doc))
+    return path
+
+
+@pytest.fixture
+def nights(tmp_path):
+    template = json.loads(TEMPLATE.read_text())
+    assert template["session_info"]["num_failures"] == 0
+    rng = np.random.default_rng(41)
+    hist = tmp_path / "hist"
+    hist.mkdir()
+    t0 = 1.8e9
+    for i in range(NIGHTS):
+        _write(hist / f"night-{i:02d}.json", _night(template, t0 + 86400 * i, f"n{i}", rng))
+    return template, hist, t0 + 86400 * NIGHTS, rng
+
+
+def _report(args, capsys):
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err
+    return code, out, err
+
+
+def test_report_fails_a_lowered_variable_first(nights, tmp_path, capsys):
+    template, hist, tonight, rng = nights
+    cur = [_write(tmp_path / f"tonight-{j}.json",
+                  _night(template, tonight + 3600 * j, f"t{j}", rng, lower=LOWERED)) for j in range(2)]
+    out = tmp_path / "rep"
+    code, stdout, err = _report([*cur, "--history", hist, "-o", out, "-q", "--paper", "none"], capsys)
+    assert code == constants.EXIT_REPORT_FAIL, stdout + err
+    lines = stdout.splitlines()
+    assert lines[0].startswith("gpucomm health: FAIL (nightly drift failed; ReFrame passed all")
+    assert lines[1].startswith("nightly drift: 1 variable failed")
+    assert "FAIL  vm  local:h200x2  6 test cases, nightly drift: 1 variable slower than its history" in lines
+    assert lines[2].startswith(f"DRIFT FAIL  vm local:h200x2 {LOWERED[0]}: {LOWERED[1]} = ")
+    assert "history median" in lines[2] and f"({NIGHTS} nights), change -" in lines[2] and ", z " in lines[2]
+    table = pd.read_csv(out / "drift.csv")
+    assert list(table.loc[table["status"] == "FAIL", "var"]) == [LOWERED[1]]
+    assert (out / "drift-local-h200x2-vm.png").exists()
+    assert "drift-local-h200x2-vm.png" not in stdout  # the page embeds it
+
+    # the same night without the loss: PASS, exit 0, nothing flagged
+    cur = [_write(tmp_path / f"ok-{j}.json", _night(template, tonight + 3600 * j, f"o{j}", rng)) for j in range(2)]
+    code, stdout, err = _report([*cur, "--history", hist, "-o", tmp_path / "ok", "-q", "--paper", "none"], capsys)
+    assert code == constants.EXIT_OK, stdout + err
+    assert stdout.splitlines()[1].startswith("nightly drift: 0 variables failed, 0 suspect")
+
+
+def test_report_bad_input(nights, tmp_path, capsys):
+    template, hist, tonight, rng = nights
+    # another system's nights mixed in, and a truncated file: kept apart / skipped, one line each
+    for i in range(6):
+        _write(hist / f"other-{i}.json", _night(template, tonight - 86400 * (i + 1), f"x{i}", rng, system="other"))
+    (hist / "broken.json").write_text('{"session_info": {"uuid": "b"}, "runs": [')
+    cur = _write(tmp_path / "tonight.json", _night(template, tonight, "t", rng))
+    code, stdout, err = _report([cur, "--history", hist, "-o", tmp_path / "r", "-q", "--paper", "none"], capsys)
+    assert code == constants.EXIT_OK, stdout + err
+    assert sum("kept apart" in line and "vm other:h200x2 (6 nights)" in line for line in stdout.splitlines()) == 1
+    assert sum("broken.json" in line for line in err.splitlines()) == 1
+    # no history at all: references only, said once
+    code, stdout, _ = _report([cur, "-o", tmp_path / "alone", "-q", "--paper", "none"], capsys)
+    assert code == constants.EXIT_OK
+    said = [line for line in stdout.splitlines() if "more needed: references only" in line]
+    assert len(said) == 1 and "0 healthy nights of history, 5 more needed" in said[0]
+    # bad options: one line, exit 2
+    for bad in (["--since", "yesterday-ish"], ["--night-gap", "-1"], ["--night-gap", "nan"]):
+        code, _, err = _report([cur, "-o", tmp_path / "bad", *bad], capsys)
+        assert code == constants.EXIT_BAD_INPUT and len(err.strip().splitlines()) == 1, err
+
+
+def test_since_and_software_change_leave_nights_out(nights, tmp_path, capsys):
+    template, hist, tonight, rng = nights
+    changed = copy.deepcopy(template)
+    for tc in changed["runs"][0]["testcases"]:
+        tc["modules"] = ["nccl/2.29"]
+    for i in range(3):
+        _write(hist / f"new-{i}.json", _night(changed, tonight + 86400 * i, f"s{i}", rng))
+    cur = _write(tmp_path / "tonight.json", _night(changed, tonight + 86400 * 3, "t", rng))
+    code, stdout, _ = _report([cur, "--history", hist, "-o", tmp_path / "r", "-q", "--paper", "none"], capsys)
+    assert code == constants.EXIT_OK
+    assert f"{NIGHTS} nights before a software change left out of its history" in stdout
+    assert "3 healthy nights of history, 2 more needed: references only" in stdout
+    since = pd.Timestamp(tonight - 86400 * 10, unit="s", tz="UTC").strftime("%Y-%m-%d")
+    code, stdout, _ = _report([tmp_path / "tonight.json", "--history", hist, "-o", tmp_path / "s", "-q",
+                               "--paper", "none", "--since", since], capsys)
+    assert f"nightly drift: {NIGHTS - 10} sessions before --since {since} 00:00 UTC left out" in stdout, stdout
+
+
+def test_nightly_passes_the_earlier_nights_and_checks_since_first(tmp_path, capsys):
+    from gpucomm.analysis import nightly
+    for name in ("2026-12-01", "2026-12-02", "empty"):
+        (tmp_path / name).mkdir()
+    for name in ("2026-12-01", "2026-12-02"):
+        (tmp_path / name / "report.json").write_text("{}")
+    tonight = tmp_path / "2026-12-03"
+    assert drift.nightly_history(str(tonight)) == [str(tmp_path / d / "report.json") for d in ("2026-12-01",
+                                                                                               "2026-12-02")]
+    assert drift.nightly_history(str(tonight), ["none"]) == []
+    assert drift.nightly_history(str(tonight), ["a", "b"]) == ["a", "b"]
+    # a bad --since is one line and exit 2 before ReFrame runs (no night folder made)
+    assert nightly.main(["--since", "someday", "--out", str(tonight)]) == constants.EXIT_BAD_INPUT
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--since 'someday': not a date" in err and not tonight.exists()
+
+
+def test_only_the_nights_that_judge_tonight_are_read():
+    rng = np.random.default_rng(8)
+    vals = ds.night_values(rng, drift.MAX_NIGHTS + 60, 0.01, 1)
+    df = pd.DataFrame([{"system": "s", "partition": "p", "node": "n1", "test": "T", "var": "v", "unit": "GB/s",
+                        "value": v, "time": 1.8e9 + 86400 * i, "session": f"s{i}", "night": i, "healthy": True,
+                        "current": True} for i, night in enumerate(vals) for v in night])
+    d = drift.judge_measurements(df)
+    assert len(d.table) == drift.MAX_NIGHTS and d.table["time"].min() == 1.8e9 + 86400 * 60
+    assert len(d.latest) == 1 and d.latest["status"].item() == "ok"

@@ -37,17 +37,20 @@ Sources:
   docs/software/communication/nvshmem.md (CSCS builds NVSHMEM 3.4.5 from source with
   NVSHMEM_LIBFABRIC_SUPPORT=1 in a container).  The payload bootstraps NVSHMEM from its own MPI
   communicator (unique id), so srun's --mpi=pmix of that page does not apply.  UNCONFIRMED: that
-  the nvidia-nvshmem-cu12 wheel's libfabric transport loads the uenv's libfabric with cxi (the
+  the nvidia-nvshmem-cu13 wheel's libfabric transport loads the uenv's libfabric with cxi (the
   recipe, docs/sites/alps.md, says how to point GPUCOMM_NVSHMEM_HOME at a source build instead).
 * Link limits: paper_reference.md, "Nominal bandwidths drawn in the paper's plots".
 * Placement: one switch with Slurm's --switches=1 (sbatch man page; CSCS's own config has a
   '--switches={num_switches}' resource: cscs-rfm:config/systems/daint.py).  The proof: the
   tasks' SLURM_TOPOLOGY_ADDR where Slurm sets it, else the job's `scontrol show topology` of its
   nodes (scontrol(1): the switches that connect them all, each with its level; rfm.mixins,
-  site.placement), both Slurm's topology/tree plugin's: whether Alps runs it is UNCONFIRMED
-  (nothing in cscs-docs; the node's xname, cscs-docs:docs/alps/hardware.md "Node xname"
-  x<cabinet>c<chassis>s<slot>b<board>n<node>, is recorded, but no CSCS page maps it to switches
-  or groups).  Different switch / group as the node pairs of the paper's runs
+  site.placement), both Slurm's topology/tree plugin's.  Alps runs it: CSCS's own switch
+  placement helper parses `scontrol show topology` (SwitchName=... Level=0 ... Nodes=...) of
+  Alps' partitions (cscs-rfm pull request #624 @41ea4293d4248c9b033b791400dd3e857b7b7468,
+  checks/mixins/switch_topology.py, used by checks/containers/container_engine/omb_mbw_mr.py on
+  '+ce +nvgpu'; not merged into main 2f813557).  The node's xname (cscs-docs:docs/alps/
+  hardware.md "Node xname" x<cabinet>c<chassis>s<slot>b<board>n<node>) is recorded, but no CSCS
+  page maps it to switches or groups.  Different switch / group as the node pairs of the paper's runs
   (blink:sbatch/alps/two-nodes{,-diff-switch,-diff-group}.sbatch); -S nodelist=... overrides.
 """
 
@@ -192,7 +195,7 @@ site_configuration = {
     "environments": [{
         "name": "prgenv-gnu",
         "target_systems": ["alps"],
-        # nvshmem: the venv has the nvidia-nvshmem-cu12 wheel and the uenv nvcc (docs/sites/alps.md)
+        # nvshmem: the venv has the nvidia-nvshmem-cu13 wheel and the uenv nvcc (docs/sites/alps.md)
         "features": ["mpi", "gpu-aware-mpi", "cupy", "nccl", "nvshmem"],
         "env_vars": env_list({
             # NIC closest to the rank's GPU (HPE Cray MPICH man page, intro_mpi)

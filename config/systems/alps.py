@@ -169,8 +169,16 @@ site_configuration = {
                 Extras.GPU_BANDWIDTH: 450,
                 # ... and the node's 4 NICs, a multi ping-pong's bound (Fig. 7: 800 Gb/s)
                 Extras.NETWORK_BANDWIDTH: 100,
-                # one Slingshot NIC per GH200, cxi0..cxi3 (cscs-reframe-tests cxi_gpu_loopback_bw.py)
-                Extras.NICS: {"fabric": "cxi", "devices": ["cxi0", "cxi1", "cxi2", "cxi3"]},
+                # one Slingshot NIC per GH200, cxi0..cxi3 (cscs-rfm@2f813557 checks/system/network/
+                # cxi_gpu_loopback_bw.py: cxi_gpu_loopback_bw -d cxi$j, j < 4).  gpus: the GPU nearest
+                # each NIC (rfm.nicpath): cscs-docs:docs/alps/hardware.md, "four Grace-Hopper modules
+                # and four corresponding NICs", whose schematic (docs/images/alps/gh200-schematic.svg)
+                # draws hsn0 beside the module of Grace NUMA 0, hsn2 beside NUMA 1, hsn3 beside NUMA 2,
+                # hsn1 beside NUMA 3; GPU i is module i's (the paper's map_cpu 1,73,145,217: core
+                # 72 i + 1 for GPU i).  UNCONFIRMED: that cxiN is hsnN, and the drawing's order on a
+                # node (check `nvidia-smi topo -m` / cxi_stat there)
+                Extras.NICS: {"fabric": "cxi", "devices": ["cxi0", "cxi1", "cxi2", "cxi3"],
+                              "gpus": [[0], [3], [1], [2]]},
                 # where two nodes sit on the Slingshot dragonfly: one switch through Slurm.  The
                 # paper's 2024 node pairs for different switch / group (blink:sbatch/alps/
                 # two-nodes-diff-{switch,group}.sbatch) are not configured: node ids change with

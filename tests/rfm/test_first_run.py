@@ -544,3 +544,38 @@ def test_placement_source_names_the_record_that_proved_it(tmp_path):
     with pytest.raises(SkipTestError):
         sn.evaluate(MultiNode.placement_proof(job, record))
     assert job.placement_source == ""
+
+
+# -- the node-state reader finds its library (#45 item 1) --------------------------------------
+
+#: site -> (its recipe, the vendor package the NodeStateCheck reader imports, how the recipe
+#: installs it into the payload venv)
+NODESTATE_LIBRARY = {"alps": ("alps.md", "pip install nvidia-ml-py"),
+                     "leonardo": ("leonardo.md", "pip install nvidia-ml-py"),
+                     "lumi": ("lumi.md", "pip install --no-cache-dir ${ROCM_PATH}/share/amd_smi")}
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_nodestate_job_finds_its_library(tmp_path_factory, system):
+    """Old: the recipes installed gpucomm with --no-deps and neither nvidia-ml-py nor amdsmi, so
+    NodeStateCheck skipped on every node of every site.  Now each recipe installs the reader's
+    library into the payload venv (after activating it), and the acceptance and health jobs run
+    the reader with that venv's interpreter, in the environment that built it (LUMI: the rocm
+    module whose ROCM_PATH has AMD SMI's package)."""
+    page, install = NODESTATE_LIBRARY[system]
+    lines = _bash_lines(page)
+    activate = next(i for i, ln in enumerate(lines) if "source " in ln and "/bin/activate" in ln)
+    assert install in lines[activate:], lines
+    if system == "lumi":
+        assert "rocm" in next(ln for ln in lines if ln.startswith("module load ")).split()
+    site = SITES[system]
+    for mode in ("acceptance", "health"):
+        (case,) = [c for c in mode_cases(tmp_path_factory, system, mode) if c["name"].split()[0] in NODESTATE_CHECKS]
+        assert case["result"] == "pass", case["fail_reason"]
+        lines = job_script(case).splitlines()
+        reader = next(i for i, ln in enumerate(lines) if " -m gpucomm.site.nodestate " in ln)
+        assert lines[reader].startswith(f"{VENV_PYTHON} -m gpucomm.site.nodestate --expect"), lines[reader]
+        for module in site.modules:  # the venv's environment, loaded before the reader
+            assert f"module load {module}" in lines[:reader], (mode, module)
+        for option in site.job_options:  # Alps: the uenv the venv was built on
+            assert f"#SBATCH {option}" in lines, (mode, option)

@@ -38,6 +38,7 @@ from .availability import gpus_per_node, missing_mpi, selection, unavailable
 from .hooks import hook_error
 from .mixins import NCCL_DEBUG_GLOB, MultiNode, SiteOptions, site_interpreter
 from .runlock import RunLock
+from .scope import DistributeScope
 from .watch import WatchRun
 from .sanity import ccl_net_ok, payload_ok, point_value, preflight_ok
 
@@ -124,7 +125,7 @@ def soak_options(every, validate_sizes, sizes):
     return opts + (["--validate-sizes", ",".join(map(str, chosen))] if validate_sizes else [])
 
 
-class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode, RunLock, WatchRun):
+class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode, RunLock, WatchRun, DistributeScope):
     """Base of every payload check.  Subclasses set ``op`` and a ``method`` parameter."""
 
     #: the payload operation (pingpong, allreduce, ...)

@@ -74,6 +74,8 @@ def _str(variables):
 #: prgenv-gnu/25.11:v1 for CUDA 12); the venv must be rebuilt for another uenv (cscs-docs:
 #: docs/build-install/python.md: "The virtual environment is specific to a particular uenv").
 UENV = os.environ.get("GPUCOMM_ALPS_UENV", "prgenv-gnu/26.3:v1")
+#: the uenv's default view where the job runs (cscs-docs:docs/software/uenv/using.md)
+VIEW = "/user-environment/env/default"
 
 #: the Slurm partition (SBATCH_PARTITION, default normal) and the limits of the small one, so that
 #: a job it would refuse is skipped with the reason instead: debug takes jobs of 1-2 nodes, 30 min
@@ -250,6 +252,16 @@ site_configuration = {
             # the plugin ships in prgenv-gnu's default view; with --view=modules it is the
             # module 'aws-ofi-nccl' (cscs-docs: nccl.md); nomod here, so data only
             Extras.CCL_PLUGIN_MODULE: os.environ.get("GPUCOMM_ALPS_CCL_PLUGIN", "aws-ofi-nccl"),
+            # the native checks' tools: osu-micro-benchmarks 7.5.2 and nccl-tests 2.17.6 are in
+            # prgenv-gnu/26.3's default view (cscs-docs:docs/software/prgenv/prgenv-gnu.md, "all
+            # packages exposed via the default and modules views in v1"), which is mounted at
+            # /user-environment, view default under env/default, only where the job runs
+            # (cscs-docs:docs/software/uenv/using.md: "/user-environment/env/default/bin/gcc" from
+            # srun; the login node's /user-environment is empty): the job itself looks the binary
+            # up there (native.tools.job_lookup; OSU's under libexec/osu-micro-benchmarks/ in a
+            # Spack view is UNCONFIRMED, hence the search).  GPUCOMM_OSU_DIR / _NCCL_TESTS_DIR win
+            Extras.OSU_DIR: {"job": VIEW},
+            Extras.NCCL_TESTS_DIR: {"job": VIEW},
         },
     }],
 }

@@ -14,7 +14,8 @@ import sys
 import pytest
 
 from gpucomm.constants import ACCOUNT_UNSET, PYTHON_PLACEHOLDER
-from reframe_helpers import NODESTATE_CHECKS, REPO, clean_env, dry_runs, job_script, reframe, report_cases, shared_dry_run
+from reframe_helpers import (NODESTATE_CHECKS, REPO, clean_env, dry_runs, job_script, reframe, report_cases,
+                             shared_dry_run)
 from test_sites import ACCOUNT, SITES, VENV_PYTHON, mode_cases, site_env
 
 SYSTEMS = tuple(SITES)
@@ -710,3 +711,18 @@ def test_a_node_list_of_another_size_skips_with_its_reason():
     four = PingPong()
     four.real_nodes = 4
     assert MultiNode.node_count_reason(four) is None
+
+
+def test_alps_recipe_leaves_the_uenv_before_reframe():
+    """Old: docs/sites/alps.md built the venv inside `uenv start` and never said to leave it,
+    where sbatch refuses to run ("Calling sbatch/salloc from inside a uenv session is disabled by
+    default": cscs-docs uenv/using.md), nor where ReFrame runs.  Now the recipe exits the uenv
+    after the payload venv, and ReFrame's own venv is built and run outside it."""
+    lines = _bash_lines("alps.md")
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("uenv start "))
+    leave = next(i for i, ln in enumerate(lines) if ln == "exit" and i > start)
+    rfm = [i for i, ln in enumerate(lines) if re.search(r"(^|\s)reframe\s", ln)]
+    assert rfm and all(i > leave for i in rfm), lines
+    assert not any(ln.startswith("uenv start ") for ln in lines[leave:]), lines
+    assert any("venv" in ln and "gpucomm-rfm" in ln for ln in lines[leave:rfm[0]])
+    assert any("[rfm" in ln for ln in lines[leave:rfm[0]])  # ReFrame comes with the [rfm] extra

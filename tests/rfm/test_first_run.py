@@ -14,8 +14,8 @@ import sys
 import pytest
 
 from gpucomm.constants import ACCOUNT_UNSET, PYTHON_PLACEHOLDER
-from reframe_helpers import (NODESTATE_CHECKS, REPO, clean_env, dry_runs, job_script, reframe, report_cases,
-                             shared_dry_run)
+from reframe_helpers import (NATIVE_CHECKS, NODESTATE_CHECKS, REPO, clean_env, dry_runs, job_script, reframe,
+                             report_cases, shared_dry_run)
 from test_sites import ACCOUNT, SITES, VENV_PYTHON, mode_cases, site_env
 
 SYSTEMS = tuple(SITES)
@@ -155,8 +155,12 @@ def test_readme_site_example_runs_as_written(tmp_path):
             [(c["display_name"], c["fail_reason"]) for c in cases if c["result"] == "fail"]
         for case in ran:
             script = job_script(case)
+            assert "#SBATCH --account=g123" in script, case["display_name"]
+            if case["name"].split()[0] in NATIVE_CHECKS:  # the site's tool, found in the uenv's view
+                assert ' "$GPUCOMM_TOOL" ' in script, case["display_name"]
+                continue
             module = "gpucomm.site.nodestate" if case["name"].split()[0] in NODESTATE_CHECKS else "gpucomm"
-            assert "#SBATCH --account=g123" in script and f"{python} -m {module} " in script
+            assert f"{python} -m {module} " in script, case["display_name"]
     assert {c["display_name"].split()[0] for c in health} == {"HealthCheck", "PairMatrixCheck",
                                                                *NODESTATE_CHECKS}
     assert not warnings(run.stdout, "SBATCH_ACCOUNT")

@@ -2,8 +2,10 @@
 with the intra-node shortcuts off, one test case per NIC of the partition (extras['nics']);
 the NCCL log must show every channel over the network (rfm.nicpath).
 
-Perf variables msgtime_8B (us per message) and goodput_64MiB (GB/s); on Slingshot, CSCS's
-loopback minimum (187 Gb/s per NIC) is the reference.
+Each NIC is driven from the GPU(s) nearest to it (extras['nics']["gpus"], the site's GPU-NIC
+map).  Perf variables msgtime_8B (us per message) and goodput_64MiB (GB/s): no reference until
+the first healthy runs make one (CSCS's 187 Gb/s cxi loopback figure measures raw RDMA writes,
+not this).
 """
 
 import reframe as rfm

@@ -4,12 +4,14 @@
   sweeps (checks/health.py), one launch per operation running every method the partition offers, 8 B, 1 MiB and 64 MiB,
   a time budget per size.
 * acceptance: every check of one node, its full sweep (powers of two up to 1 GiB) with the
-  payload's default iteration counts, for a new or repaired system; with ``--distribute=all``
-  once on every node of the partition, each node its own verdict (docs/acceptance.md).  The
+  payload's default iteration counts, for a new or repaired system; with ``--distribute=avail
+  -J reservation=NAME`` once on every node of the batch, each node its own verdict
+  (docs/acceptance.md; unscoped, ``--distribute`` takes the whole partition and rfm.scope warns).  The
   health sweeps stay out (their checks run in full), the pair matrices run.
 * acceptance-network: the checks across nodes (num_nodes > 1), once: the node pair matrix
   (``-S PairMatrixCheck.num_nodes=N -S PairMatrixCheck.ranks_per_node=1``: every pair of N nodes,
-  in N-1 rounds of disjoint pairs), multi ping-pong, scaling.  Never with ``--distribute``.
+  in N-1 rounds of disjoint pairs; the batch's nodes by ``-S PairMatrixCheck.nodelist=...``),
+  multi ping-pong, scaling.  Never with ``--distribute``.
 * paper: the same sweep with 100 iterations per size, the paper's usual sample count
   (paper_reference.md), to compare with the committed references of Figs. 3, 5, 6 and 7, and
   the scaling checks up to 512 nodes (Figs. 9 and 10).

@@ -51,9 +51,10 @@ CLASSES = {
     # peers (NVIDIA GH200 datasheet: 18 NVLink4 links, 900 GB/s) -- the 6-per-peer wiring is
     # derived, UNCONFIRMED by a CSCS page.  The Grace CPU is reached over NVLink-C2C, not PCIe:
     # what NVML reports as the PCIe link there is UNCONFIRMED, so PCIe is not judged.  NICs:
-    # 4 x Slingshot-11 at 200 Gb/s (config/systems/alps.py, cscs-docs hardware.md); the names
-    # hsn0-3 as on LUMI (NCCL_SOCKET_IFNAME=hsn0,...,hsn3 in lumi-rfm) and what the cxi driver
-    # writes to sysfs speed are UNCONFIRMED on Alps.
+    # 4 x Slingshot-11 at 200 Gb/s (config/systems/alps.py, cscs-docs hardware.md), named hsn0-3:
+    # CSCS's own checks expect exactly those on +nvgpu (cscs-rfm@2f813557 checks/system/network/
+    # cxi_stat_hsn.py, hsn0..hsn3 from cxi_stat; checks/system/integration/alps.py, hsn0-3 UP).
+    # What the cxi driver writes to sysfs speed is UNCONFIRMED.
     "gh200-x4": {
         "vendor": "nvidia", "gpu_model": "GH200", "gpus": 4,
         "links_up": 18, "link_GBps": 25,

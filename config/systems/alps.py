@@ -37,17 +37,20 @@ Sources:
   docs/software/communication/nvshmem.md (CSCS builds NVSHMEM 3.4.5 from source with
   NVSHMEM_LIBFABRIC_SUPPORT=1 in a container).  The payload bootstraps NVSHMEM from its own MPI
   communicator (unique id), so srun's --mpi=pmix of that page does not apply.  UNCONFIRMED: that
-  the nvidia-nvshmem-cu12 wheel's libfabric transport loads the uenv's libfabric with cxi (the
+  the nvidia-nvshmem-cu13 wheel's libfabric transport loads the uenv's libfabric with cxi (the
   recipe, docs/sites/alps.md, says how to point GPUCOMM_NVSHMEM_HOME at a source build instead).
 * Link limits: paper_reference.md, "Nominal bandwidths drawn in the paper's plots".
 * Placement: one switch with Slurm's --switches=1 (sbatch man page; CSCS's own config has a
   '--switches={num_switches}' resource: cscs-rfm:config/systems/daint.py).  The proof: the
   tasks' SLURM_TOPOLOGY_ADDR where Slurm sets it, else the job's `scontrol show topology` of its
   nodes (scontrol(1): the switches that connect them all, each with its level; rfm.mixins,
-  site.placement), both Slurm's topology/tree plugin's: whether Alps runs it is UNCONFIRMED
-  (nothing in cscs-docs; the node's xname, cscs-docs:docs/alps/hardware.md "Node xname"
-  x<cabinet>c<chassis>s<slot>b<board>n<node>, is recorded, but no CSCS page maps it to switches
-  or groups).  Different switch / group as the node pairs of the paper's runs
+  site.placement), both Slurm's topology/tree plugin's.  Alps runs it: CSCS's own switch
+  placement helper parses `scontrol show topology` (SwitchName=... Level=0 ... Nodes=...) of
+  Alps' partitions (cscs-rfm pull request #624 @41ea4293d4248c9b033b791400dd3e857b7b7468,
+  checks/mixins/switch_topology.py, used by checks/containers/container_engine/omb_mbw_mr.py on
+  '+ce +nvgpu'; not merged into main 2f813557).  The node's xname (cscs-docs:docs/alps/
+  hardware.md "Node xname" x<cabinet>c<chassis>s<slot>b<board>n<node>) is recorded, but no CSCS
+  page maps it to switches or groups.  Different switch / group as the node pairs of the paper's runs
   (blink:sbatch/alps/two-nodes{,-diff-switch,-diff-group}.sbatch); -S nodelist=... overrides.
 """
 
@@ -71,6 +74,8 @@ def _str(variables):
 #: prgenv-gnu/25.11:v1 for CUDA 12); the venv must be rebuilt for another uenv (cscs-docs:
 #: docs/build-install/python.md: "The virtual environment is specific to a particular uenv").
 UENV = os.environ.get("GPUCOMM_ALPS_UENV", "prgenv-gnu/26.3:v1")
+#: the uenv's default view where the job runs (cscs-docs:docs/software/uenv/using.md)
+VIEW = "/user-environment/env/default"
 
 #: the Slurm partition (SBATCH_PARTITION, default normal) and the limits of the small one, so that
 #: a job it would refuse is skipped with the reason instead: debug takes jobs of 1-2 nodes, 30 min
@@ -166,8 +171,16 @@ site_configuration = {
                 Extras.GPU_BANDWIDTH: 450,
                 # ... and the node's 4 NICs, a multi ping-pong's bound (Fig. 7: 800 Gb/s)
                 Extras.NETWORK_BANDWIDTH: 100,
-                # one Slingshot NIC per GH200, cxi0..cxi3 (cscs-reframe-tests cxi_gpu_loopback_bw.py)
-                Extras.NICS: {"fabric": "cxi", "devices": ["cxi0", "cxi1", "cxi2", "cxi3"]},
+                # one Slingshot NIC per GH200, cxi0..cxi3 (cscs-rfm@2f813557 checks/system/network/
+                # cxi_gpu_loopback_bw.py: cxi_gpu_loopback_bw -d cxi$j, j < 4).  gpus: the GPU nearest
+                # each NIC (rfm.nicpath): cscs-docs:docs/alps/hardware.md, "four Grace-Hopper modules
+                # and four corresponding NICs", whose schematic (docs/images/alps/gh200-schematic.svg)
+                # draws hsn0 beside the module of Grace NUMA 0, hsn2 beside NUMA 1, hsn3 beside NUMA 2,
+                # hsn1 beside NUMA 3; GPU i is module i's (the paper's map_cpu 1,73,145,217: core
+                # 72 i + 1 for GPU i).  UNCONFIRMED: that cxiN is hsnN, and the drawing's order on a
+                # node (check `nvidia-smi topo -m` / cxi_stat there)
+                Extras.NICS: {"fabric": "cxi", "devices": ["cxi0", "cxi1", "cxi2", "cxi3"],
+                              "gpus": [[0], [3], [1], [2]]},
                 # where two nodes sit on the Slingshot dragonfly: one switch through Slurm.  The
                 # paper's 2024 node pairs for different switch / group (blink:sbatch/alps/
                 # two-nodes-diff-{switch,group}.sbatch) are not configured: node ids change with
@@ -192,7 +205,7 @@ site_configuration = {
     "environments": [{
         "name": "prgenv-gnu",
         "target_systems": ["alps"],
-        # nvshmem: the venv has the nvidia-nvshmem-cu12 wheel and the uenv nvcc (docs/sites/alps.md)
+        # nvshmem: the venv has the nvidia-nvshmem-cu13 wheel and the uenv nvcc (docs/sites/alps.md)
         "features": ["mpi", "gpu-aware-mpi", "cupy", "nccl", "nvshmem"],
         "env_vars": env_list({
             # NIC closest to the rank's GPU (HPE Cray MPICH man page, intro_mpi)
@@ -239,6 +252,16 @@ site_configuration = {
             # the plugin ships in prgenv-gnu's default view; with --view=modules it is the
             # module 'aws-ofi-nccl' (cscs-docs: nccl.md); nomod here, so data only
             Extras.CCL_PLUGIN_MODULE: os.environ.get("GPUCOMM_ALPS_CCL_PLUGIN", "aws-ofi-nccl"),
+            # the native checks' tools: osu-micro-benchmarks 7.5.2 and nccl-tests 2.17.6 are in
+            # prgenv-gnu/26.3's default view (cscs-docs:docs/software/prgenv/prgenv-gnu.md, "all
+            # packages exposed via the default and modules views in v1"), which is mounted at
+            # /user-environment, view default under env/default, only where the job runs
+            # (cscs-docs:docs/software/uenv/using.md: "/user-environment/env/default/bin/gcc" from
+            # srun; the login node's /user-environment is empty): the job itself looks the binary
+            # up there (native.tools.job_lookup; OSU's under libexec/osu-micro-benchmarks/ in a
+            # Spack view is UNCONFIRMED, hence the search).  GPUCOMM_OSU_DIR / _NCCL_TESTS_DIR win
+            Extras.OSU_DIR: {"job": VIEW},
+            Extras.NCCL_TESTS_DIR: {"job": VIEW},
         },
     }],
 }

@@ -123,8 +123,12 @@ site_configuration = {
                 Extras.GPU_BANDWIDTH: 300,
                 # ... and the node's 4 HDR100 ports, a multi ping-pong's bound (Fig. 7: 400 Gb/s)
                 Extras.NETWORK_BANDWIDTH: 50,
-                # the 4 HDR100 ports (the module docstring's mlx5_0..mlx5_3)
-                Extras.NICS: {"fabric": "ib", "devices": ["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3"]},
+                # the 4 HDR100 ports (the module docstring's mlx5_0..mlx5_3).  gpus: GPU i for mlx5_i,
+                # the paper's rank order (blink:conf/leonardo.sh BLINK_IB_DEVICES, one port per local
+                # rank); UNCONFIRMED that mlx5_i is GPU i's nearest (no CINECA page maps them: check
+                # `nvidia-smi topo -m` on a node)
+                Extras.NICS: {"fabric": "ib", "devices": ["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3"],
+                              "gpus": [[0], [1], [2], [3]]},
                 # QOS of boost_usr_prod by job size, as data: the first entry whose bound is >= the
                 # job's node count; none past max_nodes (qos-copy, THIRD-PARTY: normal max 64
                 # nodes 24 h, boost_qos_bprod min 65 max 256 nodes 24 h).  boost_qos_dbg (<= 2

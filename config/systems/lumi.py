@@ -163,8 +163,13 @@ site_configuration = {
                 Extras.GPU_BANDWIDTH: 600,
                 # ... and the node's 4 NICs, a multi ping-pong's bound (Fig. 7: 800 Gb/s)
                 Extras.NETWORK_BANDWIDTH: 100,
-                # 4 Slingshot-11 NICs per node, cxi0..cxi3 (the cxi driver's names; unconfirmed on LUMI)
-                Extras.NICS: {"fabric": "cxi", "devices": ["cxi0", "cxi1", "cxi2", "cxi3"]},
+                # 4 Slingshot-11 NICs per node, one per MI250X (lumi-ug:docs/hardware/network.md), cxi0..
+                # cxi3 (the cxi driver's names: UNCONFIRMED on LUMI).  gpus: the two GCDs of the MI250X
+                # each NIC hangs off (rfm.nicpath): lumi-ug:docs/assets/images/lumig-node-overview.svg
+                # (docs/hardware/lumig.md) draws NIC 0 on GCDs 0-1, NIC 1 on 2-3, NIC 2 on 4-5, NIC 3 on
+                # 6-7; UNCONFIRMED that the drawing's NIC k is cxik
+                Extras.NICS: {"fabric": "cxi", "devices": ["cxi0", "cxi1", "cxi2", "cxi3"],
+                              "gpus": [[0, 1], [2, 3], [4, 5], [6, 7]]},
                 # the largest job of the partition in use (lumi-ug partitions.md)
                 Extras.MAX_NODES: MAX_NODES.get(PARTITION),
                 # GCD pairs by nominal Infinity Fabric bandwidth (Gb/s per direction), the

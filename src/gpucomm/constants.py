@@ -179,7 +179,7 @@ class Extras:
     NVSHMEM_REMOTE_TRANSPORT = "nvshmem_remote_transport"  # environment: NVSHMEM between nodes
     TOPOLOGY = "topology"                          # partition: Slurm's topology plugin ('tree')
     NOISE = "noise"                                # partition: a noise study's nodes (rfm.noise)
-    NICS = "nics"                                  # partition: {"fabric": ib/cxi/socket, "devices": [...]}
+    NICS = "nics"                                  # partition: {"fabric": ib/cxi/socket, "devices", "gpus": nearest}
     SWEEP_LEFT_OUT = "sweep_left_out"              # environment: {method: why not in the health sweep}
 
 

@@ -7,13 +7,24 @@ test_site_modes.py; the job scripts line by line in test_sites.py.
 import os
 import re
 import runpy
+import shlex
 import subprocess
 import sys
 
 import pytest
 
 from gpucomm.constants import ACCOUNT_UNSET, PYTHON_PLACEHOLDER
-from reframe_helpers import NODESTATE_CHECKS, REPO, clean_env, job_script, reframe, report_cases, shared_dry_run
+from reframe_helpers import (
+    NATIVE_CHECKS,
+    NODESTATE_CHECKS,
+    REPO,
+    clean_env,
+    dry_runs,
+    job_script,
+    reframe,
+    report_cases,
+    shared_dry_run,
+)
 from test_sites import ACCOUNT, SITES, VENV_PYTHON, mode_cases, site_env
 
 SYSTEMS = tuple(SITES)
@@ -153,8 +164,12 @@ def test_readme_site_example_runs_as_written(tmp_path):
             [(c["display_name"], c["fail_reason"]) for c in cases if c["result"] == "fail"]
         for case in ran:
             script = job_script(case)
+            assert "#SBATCH --account=g123" in script, case["display_name"]
+            if case["name"].split()[0] in NATIVE_CHECKS:  # the site's tool, found in the uenv's view
+                assert ' "$GPUCOMM_TOOL" ' in script, case["display_name"]
+                continue
             module = "gpucomm.site.nodestate" if case["name"].split()[0] in NODESTATE_CHECKS else "gpucomm"
-            assert "#SBATCH --account=g123" in script and f"{python} -m {module} " in script
+            assert f"{python} -m {module} " in script, case["display_name"]
     assert {c["display_name"].split()[0] for c in health} == {"HealthCheck", "PairMatrixCheck",
                                                                "DataPathsCheck", *NODESTATE_CHECKS}
     assert not warnings(run.stdout, "SBATCH_ACCOUNT")
@@ -547,3 +562,183 @@ def test_placement_source_names_the_record_that_proved_it(tmp_path):
     with pytest.raises(SkipTestError):
         sn.evaluate(MultiNode.placement_proof(job, record))
     assert job.placement_source == ""
+
+
+# -- the node-state reader finds its library (#45 item 1) --------------------------------------
+
+#: site -> (its recipe, the vendor package the NodeStateCheck reader imports, how the recipe
+#: installs it into the payload venv)
+NODESTATE_LIBRARY = {"alps": ("alps.md", "pip install nvidia-ml-py"),
+                     "leonardo": ("leonardo.md", "pip install nvidia-ml-py"),
+                     "lumi": ("lumi.md", "pip install --no-cache-dir ${ROCM_PATH}/share/amd_smi")}
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_nodestate_job_finds_its_library(tmp_path_factory, system):
+    """Old: the recipes installed gpucomm with --no-deps and neither nvidia-ml-py nor amdsmi, so
+    NodeStateCheck skipped on every node of every site.  Now each recipe installs the reader's
+    library into the payload venv (after activating it), and the acceptance and health jobs run
+    the reader with that venv's interpreter, in the environment that built it (LUMI: the rocm
+    module whose ROCM_PATH has AMD SMI's package)."""
+    page, install = NODESTATE_LIBRARY[system]
+    lines = _bash_lines(page)
+    activate = next(i for i, ln in enumerate(lines) if "source " in ln and "/bin/activate" in ln)
+    assert install in lines[activate:], lines
+    if system == "lumi":
+        assert "rocm" in next(ln for ln in lines if ln.startswith("module load ")).split()
+    site = SITES[system]
+    for mode in ("acceptance", "health"):
+        (case,) = [c for c in mode_cases(tmp_path_factory, system, mode) if c["name"].split()[0] in NODESTATE_CHECKS]
+        assert case["result"] == "pass", case["fail_reason"]
+        lines = job_script(case).splitlines()
+        reader = next(i for i, ln in enumerate(lines) if " -m gpucomm.site.nodestate " in ln)
+        assert lines[reader].startswith(f"{VENV_PYTHON} -m gpucomm.site.nodestate --expect"), lines[reader]
+        for module in site.modules:  # the venv's environment, loaded before the reader
+            assert f"module load {module}" in lines[:reader], (mode, module)
+        for option in site.job_options:  # Alps: the uenv the venv was built on
+            assert f"#SBATCH {option}" in lines, (mode, option)
+
+
+# -- acceptance on a site: the per-node run scoped to the batch, the pair matrix across it (#45) --
+
+#: the stand-in Slurm of every site (tests/slurm_standin/scontrol): a reservation of the batch
+#: nid001-nid003, of which nid003 is draining; nid004 outside it, nid005 down
+STANDIN = {"GPUCOMM_STANDIN_NODES": " ".join(
+               f"{n}:{state}:normal,boost_usr_prod,standard-g" for n, state in (
+                   ("nid001", "IDLE+RESERVED"), ("nid002", "IDLE+RESERVED"), ("nid003", "IDLE+DRAIN+RESERVED"),
+                   ("nid004", "IDLE"), ("nid005", "DOWN"))),
+           "GPUCOMM_STANDIN_RESERVATIONS": "gpucomm-new=nid[001-003]",
+           "PATH": os.pathsep.join([str(REPO / "tests" / "slurm_standin"), os.path.dirname(sys.executable),
+                                    os.environ["PATH"]])}
+
+
+def acceptance_doc_commands():
+    """{step: [argv]} of docs/acceptance.md's ```sh blocks of steps 1 and 2: the reframe lines,
+    continuation lines joined, comments dropped (shlex), as a shell reads them."""
+    text = (REPO / "docs" / "acceptance.md").read_text()
+    steps = {}
+    for step in ("## 1.", "## 2."):
+        block = text.split(step, 1)[1].split("```sh\n", 1)[1].split("```", 1)[0].replace("\\\n", " ")
+        steps[step[3]] = [shlex.split(ln, comments=True) for ln in block.splitlines()
+                          if ln.strip().startswith("reframe ")]
+    return steps
+
+
+def _as_dry_run(argv, system):
+    """A documented command as this test runs it: its options as written, on ``system``, ``-r``
+    replaced by a dry run (the caller adds the prefix and report)."""
+    assert argv[0] == "reframe" and argv[-1] == "-r", argv
+    return ["--system", system, *argv[1:-1]]
+
+
+@pytest.fixture(scope="module")
+def acceptance_runs(tmp_path_factory):
+    """The documented commands' dry runs, at once: step 1 on Alps (the whole per-node set), the
+    pair matrix of step 2 on every site, the rest of step 2 on Alps."""
+    steps = acceptance_doc_commands()
+    (per_node,), (pairs, network) = steps["1"], steps["2"]
+    runs = {("step1", "alps"): _as_dry_run(per_node, "alps"), ("network", "alps"): _as_dry_run(network, "alps")}
+    for system in SYSTEMS:
+        runs["pairs", system] = _as_dry_run(pairs, system)
+    return dry_runs(runs, tmp_path_factory, clean_env(SBATCH_ACCOUNT=ACCOUNT, GPUCOMM_PYTHON=VENV_PYTHON, **STANDIN))
+
+
+def _nodes(script, option="--nodelist"):
+    return [ln.split("=", 1)[1] for ln in script.splitlines() if ln.startswith(f"#SBATCH {option}=")]
+
+
+def test_per_node_run_is_scoped_to_the_batch(acceptance_runs):
+    """Old: `--distribute=all` alone, every node of the partition in any state (a job pinned to
+    a DOWN node).  docs/acceptance.md step 1 as written: only the reservation's nodes Slurm can
+    give (nid001, nid002; not nid003, draining, nor nid004 and nid005 outside it), each job pinned
+    to its node inside the reservation, every per-node check on each."""
+    cases = acceptance_runs["step1", "alps"]
+    ran = [c for c in cases if c["result"] == "pass"]
+    assert ran and all(c["result"] in ("pass", "skip") for c in cases)
+    per_node = {}
+    for case in ran:
+        script = job_script(case)
+        (node,) = _nodes(script)
+        assert "#SBATCH --reservation=gpucomm-new" in script.splitlines(), case["display_name"]
+        per_node.setdefault(node, set()).add(case["display_name"].split(" %.part")[0])
+    assert sorted(per_node) == ["nid001", "nid002"]
+    assert per_node["nid001"] == per_node["nid002"] and len(per_node["nid001"]) > 20
+    assert any(name.startswith(NODESTATE_CHECKS) for name in per_node["nid001"])
+
+
+def test_unscoped_distribution_warns_once(tmp_path):
+    """`--mode acceptance --distribute=all` with no reservation, node list or exclusion takes
+    every node outside reservations, the DOWN one too, and warns once per partition with the
+    count of nodes it is about to take (rfm.scope); a scoped form does not warn."""
+    from gpucomm.rfm.scope import unscoped_warning
+    out, cases = _run(tmp_path, "alps", "--mode", "acceptance", "--distribute=all", "-n", "NodeStateCheck",
+                      "--dry-run", env=clean_env(SBATCH_ACCOUNT=ACCOUNT, **STANDIN))
+    assert out.returncode == 0, out.stdout[-3000:]
+    assert sorted(_nodes(job_script(c))[0] for c in cases) == ["nid004", "nid005"]  # DOWN nid005 too
+    (line,) = [ln for ln in out.stdout.splitlines() if "WARNING: --distribute=all without" in ln]
+    assert "on 2 node(s) of alps:gh200 (every node, DOWN and DRAIN ones included)" in line
+    argv = ["-c", "checks/", "--mode", "acceptance", "--distribute=all"]
+    line = unscoped_warning("alps:gh200", 2, argv)
+    assert line.startswith("--distribute=all without -J reservation=..., -J nodelist=... or -J exclude=...: "
+                           "one job of each check on 2 node(s) of alps:gh200 (every node, DOWN and DRAIN")
+    for scoped in (["-J", "reservation=x"], ["-Jnodelist=nid[1-2]"], ["--job-option=exclude=nid3"]):
+        assert unscoped_warning("alps:gh200", 2, argv + scoped) is None, scoped
+    assert unscoped_warning("alps:gh200", 2, ["--mode", "acceptance"]) is None  # not distributed
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_pair_matrix_across_the_batch_has_n_node_jobs_only(acceptance_runs, system):
+    """Old: docs/acceptance.md step 2 failed as written (`reframe: error: unrecognized arguments:
+    --nodelist=...`), and `-S nodelist=...` put the 4-node list on the 2- and 8-node jobs.  Step 2's
+    pair matrix as written: N-node jobs only, each on exactly the batch's nodes, one rank each."""
+    ran = [c for c in acceptance_runs["pairs", system] if c["result"] == "pass"]
+    assert ran and {c["name"].split()[0] for c in ran} == {"PairMatrixCheck"}
+    for case in ran:
+        lines = job_script(case).splitlines()
+        assert case["num_nodes"] == 4 and "#SBATCH --nodes=4" in lines, case["display_name"]
+        assert _nodes("\n".join(lines)) == ["nid[001-004]"] and "#SBATCH --ntasks-per-node=1" in lines
+
+
+def test_network_checks_stay_in_the_reservation(acceptance_runs):
+    """Step 2's other command: every job across nodes inside the reservation, none larger than
+    the batch (-S max_nodes), the pair matrix left to the first command."""
+    cases = acceptance_runs["network", "alps"]
+    ran = [c for c in cases if c["result"] == "pass"]
+    assert ran and "PairMatrixCheck" not in {c["name"].split()[0] for c in ran}
+    for case in ran:
+        lines = job_script(case).splitlines()
+        assert "#SBATCH --reservation=gpucomm-new" in lines and 1 < case["num_nodes"] <= 4, case["display_name"]
+
+
+def test_a_node_list_of_another_size_skips_with_its_reason():
+    """`-S nodelist=nid[001-004]` on a 2-node check: a skip naming both counts, not a job asking
+    Slurm for 2 nodes out of 4 named ones."""
+    from gpucomm.rfm.mixins import MultiNode
+
+    class PingPong:  # the attributes node_count_reason reads
+        multi_node, real_nodes, nodelist = True, 2, "nid[001-004]"
+        current_partition = type("P", (), {"extras": {}, "fullname": "alps:gh200", "access": []})()
+
+        def placement_options(self):
+            return ["--nodelist=nid[001-004]"]
+    reason = MultiNode.node_count_reason(PingPong())
+    assert reason == ("-S nodelist=nid[001-004] names 4 node(s), this job takes 2: give the list to the "
+                      "checks of 4 nodes (-S PingPong.nodelist=..., docs/acceptance.md step 2)")
+    four = PingPong()
+    four.real_nodes = 4
+    assert MultiNode.node_count_reason(four) is None
+
+
+def test_alps_recipe_leaves_the_uenv_before_reframe():
+    """Old: docs/sites/alps.md built the venv inside `uenv start` and never said to leave it,
+    where sbatch refuses to run ("Calling sbatch/salloc from inside a uenv session is disabled by
+    default": cscs-docs uenv/using.md), nor where ReFrame runs.  Now the recipe exits the uenv
+    after the payload venv, and ReFrame's own venv is built and run outside it."""
+    lines = _bash_lines("alps.md")
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("uenv start "))
+    leave = next(i for i, ln in enumerate(lines) if ln == "exit" and i > start)
+    rfm = [i for i, ln in enumerate(lines) if re.search(r"(^|\s)reframe\s", ln)]
+    assert rfm and all(i > leave for i in rfm), lines
+    assert not any(ln.startswith("uenv start ") for ln in lines[leave:]), lines
+    assert any("venv" in ln and "gpucomm-rfm" in ln for ln in lines[leave:rfm[0]])
+    assert any("[rfm" in ln for ln in lines[leave:rfm[0]])  # ReFrame comes with the [rfm] extra

@@ -289,3 +289,38 @@ def test_captured_osu_output_through_the_check_lines_up_with_the_payload(tmp_pat
     doc = json.loads(results[0].read_text())
     assert doc["meta"]["method"] == "osu-host" and {r["method"] for r in doc["results"]} == {"osu-host"}
     assert {r["op"] for r in doc["results"]} == {"pingpong"} and all(r["validated"] for r in doc["results"])
+
+
+def test_a_tool_of_the_jobs_nodes_only_is_found_by_the_job(tmp_path):
+    """Old: on Alps all 23 native checks skipped "not found": the tools are in the uenv's view
+    (prgenv-gnu/26.3 ships osu-micro-benchmarks 7.5.2 and nccl-tests 2.17.6: cscs-docs
+    prgenv-gnu.md), mounted only where the job runs, and the check looked on the login node.  A
+    directory the config names for the job ({"job": DIR}) is searched by the job itself, and the
+    job's "not found" line is the check's failure."""
+    import reframe.utility.sanity as sn
+    from reframe.core.exceptions import SanityError
+
+    from gpucomm.native.tools import job_lookup
+    from gpucomm.rfm.native import native_ok
+    view = tmp_path / "view"
+    exe = view / "libexec" / "osu-micro-benchmarks" / "mpi" / "pt2pt" / "osu_latency"
+    exe.parent.mkdir(parents=True)
+    exe.write_text("#!/bin/sh\necho ran\n")
+    exe.chmod(0o755)
+    script = "\n".join(job_lookup("osu_latency", [str(view)]) + ['"$GPUCOMM_TOOL"'])
+    run = subprocess.run(["bash", "-c", script], capture_output=True, text=True)
+    assert run.returncode == 0 and run.stdout == "ran\n", run
+    run = subprocess.run(["bash", "-c", script.replace(str(view), str(tmp_path / "none"))],
+                         capture_output=True, text=True)
+    assert run.returncode == 1 and run.stdout.startswith(
+        f"GPUCOMM-TOOL-MISSING osu_latency not found under {tmp_path / 'none'} on "), run
+
+    class Check:  # what native_ok reads first
+        stagedir, stdout = str(tmp_path), "out"
+
+        def missing_tool(self):
+            from gpucomm.rfm.native import NativeCheck
+            return NativeCheck.missing_tool(self)
+    (tmp_path / "out").write_text(run.stdout)
+    with pytest.raises(SanityError, match="osu_latency not found under"):
+        sn.evaluate(native_ok(Check()))

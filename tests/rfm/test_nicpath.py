@@ -13,9 +13,15 @@ from reframe_helpers import clean_env, job_script, reframe, report_cases
 SITES = {  # site -> (NIC 1's variables for ccl, for gpu-aware-mpi, NICs, reference note)
     "leonardo": (["NCCL_IB_HCA==mlx5_1"], ["UCX_TLS=rc,cuda_copy", "UCX_NET_DEVICES=mlx5_1:1",
                                           "GPUCOMM_BIND_UCX_NET_DEVICES=mlx5_1:1"], 4, "no reference"),
-    "alps": (["FI_CXI_DEVICE_NAME=cxi1"], ["FI_CXI_DEVICE_NAME=cxi1", "MPIR_CVAR_NOLOCAL=1"], 4, None),
-    "lumi": (["FI_CXI_DEVICE_NAME=cxi1"], ["FI_CXI_DEVICE_NAME=cxi1", "MPIR_CVAR_NOLOCAL=1"], 4, None),
+    "alps": (["FI_CXI_DEVICE_NAME=cxi1"], ["FI_CXI_DEVICE_NAME=cxi1", "MPIR_CVAR_NOLOCAL=1"], 4, "no reference"),
+    "lumi": (["FI_CXI_DEVICE_NAME=cxi1"], ["FI_CXI_DEVICE_NAME=cxi1", "MPIR_CVAR_NOLOCAL=1"], 4, "no reference"),
 }
+#: site -> (the per-task GPU variable, the two ranks' GPUs per NIC: its nearest, from the sites'
+#: GPU-NIC maps cited in config/systems/*.py): Alps cscs-docs' GH200 schematic, LUMI lumi-ug's
+#: node overview (the two GCDs of the NIC's MI250X), Leonardo the paper's rank order
+NEAREST = {"alps": ("CUDA_VISIBLE_DEVICES", ["0,0", "3,3", "1,1", "2,2"]),
+           "lumi": ("ROCR_VISIBLE_DEVICES", ["0,1", "2,3", "4,5", "6,7"]),
+           "leonardo": ("CUDA_VISIBLE_DEVICES", ["0,0", "1,1", "2,2", "3,3"])}
 OFF = ["NCCL_P2P_DISABLE=1", "NCCL_SHM_DISABLE=1", "NCCL_DEBUG=INFO"]
 
 
@@ -37,6 +43,18 @@ def test_dry_run_pins_one_nic(tmp_path, site):
             assert f"export {var}\n" in script, (var, script)
         assert "--ntasks=2" in script and "bw --method ccl --sizes 8,1M,64M" in script
         assert "through NIC" in ccl["descr"] and (note is None or note in ccl["descr"])
+    # every NIC driven from its nearest GPU(s): one GPU twice (ccl: a host id per rank), or the
+    # two GCDs of its MI250X; no figure judges it (CSCS's loopback minimum measures raw RDMA writes)
+    visible, nearest = NEAREST[site]
+    for name in ran:
+        nic, method = int(name.split("%nic=")[1].split()[0]), name.split("%method=")[1].split()[0]
+        script, case = job_script(cases[name]), cases[name]
+        assert f"export GPUCOMM_BIND_{visible}={nearest[nic]}\n" in script, (name, script)
+        shared = len(set(nearest[nic].split(","))) == 1
+        assert ("export GPUCOMM_BIND_NCCL_HOSTID=gpucomm-nicpath-0,gpucomm-nicpath-1\n" in script) == \
+            (shared and method == "ccl"), name
+        assert "(nearest)" in case["descr"] and "no reference" in case["descr"], case["descr"]
+        assert all(v[1:4] == [0, None, None] for v in case["perfvalues"].values()), case["perfvalues"]
     mpi = cases.get("NicPathCheck %nic=1 %method=gpu-aware-mpi")
     if mpi is not None and mpi["result"] == "pass":
         script = job_script(mpi)

@@ -16,7 +16,7 @@ import runpy
 import pytest
 
 from gpucomm.constants import PYTHON_PLACEHOLDER
-from reframe_helpers import NICPATH_CHECKS, NODESTATE_CHECKS, REPO, job_script
+from reframe_helpers import NATIVE_CHECKS, NICPATH_CHECKS, NODESTATE_CHECKS, REPO, job_script
 from test_sites import ACCOUNT, PAPER_ENV, SITES, TOPOLOGY_LINE, VENV_PYTHON, launch_environments, mode_cases
 
 #: the modes of config/modes.py, those with the same options once (nightly is health)
@@ -65,6 +65,16 @@ def _assert_reads_right(system, mode, venv, case):
         assert f"#SBATCH {option}" in lines, f"{name}: {option}"
     if case["name"].split()[0] in NODESTATE_CHECKS:  # no launch: the reader runs in the script
         assert f"{python} -m gpucomm.site.nodestate --expect" in script, name
+        return
+    if case["name"].split()[0] in NATIVE_CHECKS:  # the site's OSU / nccl-tests, no payload
+        # Alps: the tools are in the uenv's view, mounted only where the job runs: the job finds
+        # them there before the launch (cscs-docs prgenv-gnu.md, uenv using.md)
+        view = "/user-environment/env/default" if system == "alps" else None
+        launch = next(i for i, ln in enumerate(lines) if ln.startswith("srun "))
+        if view:
+            assert lines[launch - 2].startswith(f"GPUCOMM_TOOL=$(find -L '{view}' -maxdepth 6 -type f -name '"), name
+            assert lines[launch - 1].startswith('[ -n "$GPUCOMM_TOOL" ] || { echo "GPUCOMM-TOOL-MISSING '), name
+            assert ' "$GPUCOMM_TOOL" ' in lines[launch], name
         return
     launches = launch_environments(script)
     assert launches, name

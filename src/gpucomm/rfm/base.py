@@ -49,6 +49,7 @@ from .hooks import hook_error
 from .mixins import NCCL_DEBUG_GLOB, MultiNode, SiteOptions, site_interpreter
 from .runlock import RunLock
 from .sanity import ccl_net_ok, payload_ok, point_value, preflight_ok
+from .scope import DistributeScope
 from .watch import WatchRun
 
 
@@ -152,7 +153,7 @@ def soak_options(every, validate_sizes, sizes):
     return opts + (["--validate-sizes", ",".join(map(str, chosen))] if validate_sizes else [])
 
 
-class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode, RunLock, WatchRun):
+class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode, RunLock, WatchRun, DistributeScope):
     """Base of every payload check.  Subclasses set ``op`` and a ``method`` parameter."""
 
     #: the payload operation (pingpong, allreduce, ...)

@@ -16,6 +16,7 @@ from reframe.core.builtins import run_before, variable
 from reframe.core.exceptions import ReframeError
 from reframe.core.logging import getlogger
 from reframe.core.pipeline import RegressionTestPlugin
+from reframe.utility import nodelist_expand
 
 from ..constants import ACCOUNT_UNSET, ANY_PLACEMENT, CCL, PYTHON_PLACEHOLDER, PYTHON_UNSET, Extras
 from ..site import placement
@@ -382,4 +383,10 @@ class MultiNode(RegressionTestPlugin):
         if self.placement_options() is None:
             return (f"{part.fullname} has no scheduler option for placement {self.placement} "
                     "(extras['placement_options']): give the nodes with -S nodelist=...")
+        given = len(nodelist_expand(self.nodelist)) if self.nodelist and self.multi_node else None
+        if given is not None and given != self.real_nodes:
+            # sbatch would take the list's nodes or refuse: never a job of other nodes than asked
+            return (f"-S nodelist={self.nodelist} names {given} node(s), this job takes {self.real_nodes}: "
+                    f"give the list to the checks of {given} nodes (-S {type(self).__name__}.nodelist=..., "
+                    "docs/acceptance.md step 2)")
         return None

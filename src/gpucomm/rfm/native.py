@@ -22,13 +22,16 @@ from ..contract import COLLECTIVE_PERF_POINTS, PERF_POINTS, RESULTS_FILE, by_siz
 from ..errors import GpucommError
 from ..native.nccltests import OPS as NCCL_TESTS_OPS, WHOLE_BUFFER_OPS, nccl_tests_options, parse_nccl_tests
 from ..native.osu import is_ccl_benchmark, op_of, osu_options, parse_osu
-from ..native.tools import TOOL_DIRS, find_binary
+from ..native.tools import JOB_TOOL_VAR, MISSING_TAG, TOOL_DIRS, find_binary, job_lookup
 from ..sizes import parse_sizes, size_label
 from .base import GpucommCheck
 
 
 @sn.deferrable
 def native_ok(check):
+    missing_tool = check.missing_tool()
+    if missing_tool:
+        raise SanityError(missing_tool)
     meta, records = check.parsed()
     missing = [s for s in check.expected_sizes() if s not in records]
     if not records:
@@ -81,22 +84,47 @@ class NativeCheck(GpucommCheck):
         if self.tool_dir and not os.path.isdir(self.tool_dir):
             raise ReframeError(f"-S tool_dir={self.tool_dir}: no such directory")
 
-    def locate(self, name):
+    def tool_dirs(self):
+        """Where to look for the tool, in order: -S tool_dir, the variable, the extras (a
+        ``{"job": DIR}`` entry: a directory of the job's nodes only, native.tools)."""
         env_var, key = TOOL_DIRS[self.tool]
-        dirs = [self.tool_dir, os.environ.get(env_var), self.current_environ.extras.get(key),
+        return [self.tool_dir, os.environ.get(env_var), self.current_environ.extras.get(key),
                 self.current_partition.extras.get(key)]
-        return find_binary(name, dirs)
+
+    def locate(self, name):
+        """The tool's binary here, or None."""
+        return find_binary(name, [d for d in self.tool_dirs() if isinstance(d, str)])
+
+    def in_job(self):
+        """The directories the config names for the job's nodes only (Alps: the uenv's view),
+        where the job looks the tool up, unless it is found here."""
+        if self.locate(self.benchmark):
+            return []
+        return [d["job"] for d in self.tool_dirs() if isinstance(d, dict) and d.get("job")]
 
     def skip_reason(self):
         reason = super().skip_reason()
-        if reason is None and self.locate(self.benchmark) is None:
+        if reason is None and self.locate(self.benchmark) is None and not self.in_job():
             env_var, key = TOOL_DIRS[self.tool]
             reason = (f"{self.benchmark} not found: set {env_var}, the environment's "
                       f"extras['{key}'], -S tool_dir=..., or put it on PATH")
         return reason
 
     def command(self):
+        dirs = self.in_job()
+        if dirs:  # found by the job itself, before the launch; its absence is the job's reason
+            self.prerun_cmds = list(self.prerun_cmds) + job_lookup(self.benchmark, dirs)
+            return f'"${JOB_TOOL_VAR}"', self.tool_options()
         return self.locate(self.benchmark), self.tool_options()
+
+    def missing_tool(self):
+        """The job's line saying the tool was not where the config said, or ''."""
+        try:
+            with open(os.path.join(self.stagedir, str(self.stdout))) as fp:
+                lines = [ln for ln in fp if ln.startswith(MISSING_TAG + " ")]
+        except OSError:
+            return ""
+        return lines[0][len(MISSING_TAG) + 1:].strip() if lines else ""
 
     def tool_options(self):
         raise NotImplementedError

@@ -18,17 +18,23 @@ node has fewer) pins both ranks to that device:
   over libfabric) ``MPIR_CVAR_NOLOCAL=1`` (MPICH's CVAR, alias MPICH_NO_LOCAL: every rank
   treated as on another node) with ``FI_CXI_DEVICE_NAME``.
 
+Each NIC is driven from the GPU(s) nearest to it: ``extras['nics']["gpus"]``, one list per
+device (the site's documented GPU-NIC map, cited in its config), gives both ranks' GPUs through
+the binding table (config/bin/gpucomm-bind); where one GPU is nearest, both ranks use it, and
+for ccl each rank gets its own ``NCCL_HOSTID`` (NCCL refuses two ranks of one host on one GPU,
+"Duplicate GPU detected"; with their own host hash they connect as two hosts do: over the
+network).  A partition without the map drives every NIC from GPUs 0 and 1 and says so.
+
 The proof that the shortcut was off is NCCL's own word: with ``NCCL_DEBUG=INFO`` every channel
 connection is logged with its transport (contract.nccl_channels), and the check fails where any
 went P2P or SHM, or none went over the network at all.  UCX and MPICH print no such line by
 default: the MPI case rests on its environment, and its description says so.
 
-References: CSCS's cxi_gpu_loopback_bw minimum, 187 Gb/s with 2 % tolerance per NIC
-(eth-cscs/cscs-reframe-tests checks/system/network/cxi_gpu_loopback_bw.py), is the lower bound
-of a cxi NIC's goodput at the largest size (that test streams RDMA writes of 512 KiB; ours is
-the bw operation's window of messages, through NCCL or MPI: a bound, not the same measurement);
-elsewhere the check passes on its proof and says "no reference yet" (docs/sites/*.md's bring-up
-makes one).
+References: none from outside.  CSCS's cxi_gpu_loopback_bw minimum (187 Gb/s -2 % per NIC,
+eth-cscs/cscs-reframe-tests checks/system/network/cxi_gpu_loopback_bw.py) judges raw RDMA writes
+of 512 KiB by the cxi tool on Alps, not NCCL's or MPICH's bandwidth, so it judges nothing here:
+the check passes on its proof and says "no reference yet" until the first healthy runs make one
+(``gpucomm tolerances``, docs/sites/*.md's bring-up).
 """
 
 import glob
@@ -61,8 +67,8 @@ FABRICS = {
 #: fabric -> the transport NCCL must name for every channel (aws-ofi-nccl's plugin name differs
 #: between versions: any NET/ transport on cxi)
 NET_TRANSPORT = {"ib": "NET/IB", "cxi": "NET/", "socket": "NET/Socket"}
-#: fabric -> (goodput lower bound GB/s at the largest size, tolerance, source)
-LOOPBACK_MINIMUM = {"cxi": (187 / 8, -0.02, "CSCS cxi_gpu_loopback_bw: 187 Gb/s per NIC")}
+#: the host identities of the two ranks where they share one GPU (ccl: NCCL_HOSTID per rank)
+HOST_IDS = "gpucomm-nicpath-0,gpucomm-nicpath-1"
 #: the perf points: time per message at 8 B, goodput where the window streams
 NIC_PERF_POINTS = {k: BW_PERF_POINTS[k] for k in ("msgtime_8B", "goodput_64MiB")}
 
@@ -117,6 +123,19 @@ class NicPathBase(GpucommCheck):
         devices = self.nic_config()[1]
         return devices[self.nic] if self.nic < len(devices) else None
 
+    def nearest_gpus(self):
+        """The GPUs of this test case's NIC (extras['nics']["gpus"]), or None where unknown."""
+        if self.nics:
+            return None
+        conf = self.current_partition.extras.get(Extras.NICS) or {}
+        gpus = conf.get("gpus") or []
+        return list(gpus[self.nic]) if self.nic < len(gpus) and gpus[self.nic] else None
+
+    def rank_gpus(self):
+        """The two ranks' GPUs: the NIC's nearest (one GPU twice where one is nearest), else 0, 1."""
+        gpus = self.nearest_gpus()
+        return (gpus * 2)[:2] if gpus else [0, 1]
+
     def check_variables(self):
         super().check_variables()
         fabric = self.nic_config()[0]
@@ -143,7 +162,10 @@ class NicPathBase(GpucommCheck):
         return self.current_partition.extras.get(Extras.NETWORK_BANDWIDTH) or super().bandwidth_limit()
 
     def ranks_text(self):
-        return f"2 ranks of one node through NIC {self.device or '?'}"
+        gpus = self.rank_gpus()
+        where = "nearest" if self.nearest_gpus() else "GPU-NIC map not configured"
+        return (f"2 ranks of one node through NIC {self.device or '?'}, on GPU "
+                f"{' and '.join(map(str, sorted(set(gpus))))} ({where})")
 
     def pinned(self, method):
         """The variables that pin ``method``'s traffic to this test case's NIC."""
@@ -163,20 +185,12 @@ class NicPathBase(GpucommCheck):
         for var, value in self.pinned(self.method).items():
             if f"GPUCOMM_BIND_{var}" in self.env_vars:
                 self.env_vars[f"GPUCOMM_BIND_{var}"] = value
-
-    def set_references(self):
-        super().set_references()
-        fabric = self.nic_config()[0]
-        if fabric in LOOPBACK_MINIMUM and not getattr(self, "reference", None):
-            low, tol, _ = LOOPBACK_MINIMUM[fabric]
-            unit = NIC_PERF_POINTS["goodput_64MiB"][2]
-            self.reference = {"*": {"goodput_64MiB": (low, tol, None, unit)}}
-
-    def missing_reference(self):
-        fabric = self.nic_config()[0]
-        if fabric in LOOPBACK_MINIMUM:
-            return ""
-        return super().missing_reference()
+        # both ranks on the NIC's nearest GPU(s): the partition's per-task GPU table
+        gpus = self.rank_gpus()
+        for var in [v for v in self.env_vars if v.startswith("GPUCOMM_BIND_") and v.endswith("VISIBLE_DEVICES")]:
+            self.env_vars[var] = ",".join(map(str, gpus))
+        if self.method == CCL and len(set(gpus)) == 1:
+            self.env_vars["GPUCOMM_BIND_NCCL_HOSTID"] = HOST_IDS
 
     def description(self):
         what = "the NCCL log proves every channel went over the network" if self.method == CCL else \

@@ -13,7 +13,7 @@ import os
 
 import reframe as rfm
 
-from gpucomm.rfm.datapaths import DataPathsBase
+from gpucomm.rfm import DataPathsBase
 
 _REPO = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
 

@@ -105,8 +105,8 @@ def cusum_h(m: int, alpha: float = ALPHA_NIGHT, k: float = CUSUM_K) -> float:
 
 
 def spread(values: Sequence[float] | np.ndarray) -> float:
-    """An efficient robust standard deviation of one sample (the noise model's ``within_spread`` of
-    a single group: MAD, then the root mean square of the values within its clip); NaN for < 2."""
+    """An efficient robust standard deviation of one sample (``pooled_within`` of a single group:
+    MAD, then the root mean square of the values within its clip); NaN for < 2."""
     return pooled_within([residuals(values)])
 
 
@@ -150,25 +150,7 @@ def judge_series(s: Series, m_of: Sequence[int], alpha: float = ALPHA_NIGHT) -> 
                                "rule": "", "value_bad": val[t], "median_bad": np.nan, "se": np.nan,
                                "z": np.nan, "b1": np.nan, "b2": np.nan, "cusum": np.nan, "h": np.nan}
         if len(b) and len(ref) >= MIN_NIGHTS:
-            med, se = _centre(val[ref], ks[ref], within, ks[t])
-            z = (val[t] - med) / se
-            b1, b2 = bounds(m, len(ref) - 1, alpha)
-            zs[t] = z
-            row.update(median_bad=med, se=se, z=z, b1=b1, b2=b2, status="ok")
-            prev = t - 1
-            confirmed = ks[t] >= 2 and z > b1 and _each_worse(b, med, val[ref], ks[ref], within)
-            row["confirm_z"] = _each_z(b, med, val[ref], ks[ref], within) if ks[t] >= 2 else np.nan
-            if confirmed:
-                row.update(status="FAIL", rule="step")
-            elif z > b2 and prev >= 0 and np.isfinite(zs[prev]) and zs[prev] > _b2_of(rows[prev]):
-                row.update(status="FAIL", rule="two nights")
-            elif z > b1:
-                row.update(status="suspect", rule="step, one measurement" if ks[t] < 2 else "step, not confirmed")
-            c, h = _cusum(val, ks, usable, t, within, m, alpha)
-            cus[t] = c
-            row.update(cusum=c, h=h)
-            if row["status"] != "FAIL" and c > h and prev >= 0 and cus[prev] > rows[prev]["h"]:
-                row.update(status="FAIL", rule="drift")
+            _night_verdict(row, b, t, ref, within, m, alpha, (val, ks, usable, zs, cus), rows)
         usable[t] = bool(s.healthy[t]) and len(b) > 0 and row["status"] in ("ok", "new")
         rows.append(row)
     out = pd.DataFrame(rows)
@@ -179,6 +161,33 @@ def judge_series(s: Series, m_of: Sequence[int], alpha: float = ALPHA_NIGHT) -> 
     out["change"] = out["value"] / out["median"] - 1
     out["loss"] = nm.shift_to_loss(out["value_bad"] - out["median_bad"])
     return out
+
+
+def _night_verdict(row: dict, b: np.ndarray, t: int, ref: np.ndarray, within: float, m: int, alpha: float,
+                   state: tuple, rows: list) -> None:
+    """Night ``t``'s verdict against its history ``ref`` into ``row``: a confirmed step, two
+    nights beyond the second bound, a suspect, or a CUSUM drift (``state``: the series' value,
+    k, usable, z and CUSUM arrays, z and CUSUM filled in for night t)."""
+    val, ks, usable, zs, cus = state
+    med, se = _centre(val[ref], ks[ref], within, ks[t])
+    z = (val[t] - med) / se
+    b1, b2 = bounds(m, len(ref) - 1, alpha)
+    zs[t] = z
+    row.update(median_bad=med, se=se, z=z, b1=b1, b2=b2, status="ok")
+    prev = t - 1
+    confirmed = ks[t] >= 2 and z > b1 and _each_worse(b, med, val[ref], ks[ref], within)
+    row["confirm_z"] = _each_z(b, med, val[ref], ks[ref], within) if ks[t] >= 2 else np.nan
+    if confirmed:
+        row.update(status="FAIL", rule="step")
+    elif z > b2 and prev >= 0 and np.isfinite(zs[prev]) and zs[prev] > _b2_of(rows[prev]):
+        row.update(status="FAIL", rule="two nights")
+    elif z > b1:
+        row.update(status="suspect", rule="step, one measurement" if ks[t] < 2 else "step, not confirmed")
+    c, h = _cusum(val, ks, usable, t, within, m, alpha)
+    cus[t] = c
+    row.update(cusum=c, h=h)
+    if row["status"] != "FAIL" and c > h and prev >= 0 and cus[prev] > rows[prev]["h"]:
+        row.update(status="FAIL", rule="drift")
 
 
 def _each_z(b: np.ndarray, med: float, vals: np.ndarray, ks: np.ndarray, within: float) -> float:
@@ -197,9 +206,11 @@ def _b2_of(row: dict) -> float:
 
 
 def residuals(g: Sequence[float] | np.ndarray) -> np.ndarray:
-    """One night's part of ``noisemodel.within_spread``: its measurements' residuals about their
-    median, scaled by ``residual_factor`` (the median itself left out for an odd count); empty for
-    fewer than 2 measurements.  Computed once per night, pooled by ``pooled_within``."""
+    """One night's part of the nights' within spread: its measurements' residuals about their
+    median, scaled by ``noisemodel.residual_factor`` (the median itself left out for an odd count);
+    empty for fewer than 2 measurements.  Computed once per night, pooled by ``pooled_within``
+    (the fleet's ``noisemodel.within_spreads`` adds a second pass about each node's skipped mean;
+    both estimate one measurement's standard deviation: test_drift)."""
     arr = np.asarray(g, dtype=float)
     arr = arr[np.isfinite(arr)]
     if len(arr) < 2:
@@ -211,8 +222,8 @@ def residuals(g: Sequence[float] | np.ndarray) -> np.ndarray:
 
 
 def pooled_within(parts: Iterable[np.ndarray]) -> float:
-    """``noisemodel.within_spread`` of nights whose ``residuals`` are ``parts`` (the same MAD, then
-    root mean square within its clip); NaN where no night has 2 measurements."""
+    """The within spread of nights whose ``residuals`` are ``parts`` (their MAD, then the root mean
+    square within ``CLIP`` of it); NaN where no night has 2 measurements."""
     parts = [p for p in parts if len(p)]
     if not parts:
         return float("nan")
@@ -220,11 +231,16 @@ def pooled_within(parts: Iterable[np.ndarray]) -> float:
     mad = _MAD_SCALE * float(np.median(np.abs(allres - np.median(allres))))  # scipy's, without its overhead
     if not mad > 0:
         return mad
-    kept = allres[np.abs(allres) <= nm.CLIP * mad]
+    kept = allres[np.abs(allres) <= CLIP * mad]
     return float(np.sqrt(np.mean(kept ** 2) / _TRUNCATED))
 
 
-_TRUNCATED = float(stats.truncnorm.var(-nm.CLIP, nm.CLIP))
+#: the nights' clip, in normal-scaled MADs: 3.0, the value the committed benchmarks ran with
+#: (bench/results/2026-12-03-cpu-2core/41-nightly-drift-*; the fleet's noisemodel.CLIP is 3.5
+#: since); on normal measurements, 1 to 5 a night, it overestimates the spread by 0-5 % (a
+#: conservative bias: fewer false alarms, a slightly larger detectable change; test_drift)
+CLIP = 3.0
+_TRUNCATED = float(stats.truncnorm.var(-CLIP, CLIP))
 _MAD_SCALE = float(1 / stats.norm.ppf(0.75))  # stats.median_abs_deviation's scale="normal"
 
 
@@ -303,7 +319,7 @@ def measurements(perf: pd.DataFrame, cases: pd.DataFrame, since: pd.Timestamp | 
     df["node"] = df["node"].where(df["node"].notna(), df["nodes"]).fillna("?").astype(str)
     df = df[np.isfinite(pd.to_numeric(df["value"], errors="coerce")) & df["time"].notna()]
     df["session"] = df["session"].fillna(df["time"].round(0).astype(str))
-    df["software"] = df["software"].fillna("") if "software" in df else ""
+    df["software"] = df["software"].astype(object).fillna("") if "software" in df else ""
     # a night of a node fails where any of its test cases failed
     cs = cases.copy()
     cs["node"] = cs["node"].where(cs["node"].notna(), cs["nodes"]).fillna("?").astype(str)

@@ -88,30 +88,23 @@ def combine(var_s: np.ndarray, df_s: np.ndarray, var_c: float | None, df_c: floa
     return np.where(larger, var_s, pooled), np.where(larger, df_s, np.where(ok, df_s, 0) + df_c)
 
 
-def judge(b: np.ndarray, m: int, alpha: float = nm.ALPHA, min_loss: float = 0.01,
-          cls: ClassNoise | None = None, power: float = nm.POWER) -> dict[str, np.ndarray]:
-    """One variable of every node (``b``: badness, ``(..., n, k)``, NaN padded) judged against the
-    fleet (the module's docstring); ``m``: how many variables each node is judged on.  Arrays of
-    shape ``(..., n)`` unless said: value, centre, z, bound, se, loss, df, k, detectable,
-    between, flag, judgeable, bimodal ``(...)``, within ``(...)``, within_df ``(...)``."""
-    b = np.asarray(b, dtype=float)
+def _within(b: np.ndarray, cls: ClassNoise | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(within spread, its degrees of freedom, the session's own within spread): the session's
+    pooled with the class's (``combine``), never below its floor."""
     w_s, w_df = nm.within_spreads(b)
     w2, wdf = combine(w_s ** 2, w_df, cls.within ** 2 if cls else None, cls.within_df if cls else None)
     w = np.fmax(np.sqrt(w2), nm.FLOOR_WITHIN)
-    wdf = np.where(np.sqrt(w2) >= nm.FLOOR_WITHIN, wdf, np.inf)
-    raw, k = nm.node_values(b, w)
-    x = raw - w[..., None] * nm.by_repeats(k, 0)
-    sdk = nm.by_repeats(k, 1)
-    own_w2 = (sdk * w[..., None]) ** 2
-    with np.errstate(all="ignore"), nm._quiet():
-        mean_w2 = np.nanmean(own_w2, axis=-1, keepdims=True)
-    sd_pred = np.sqrt(mean_w2[..., 0] + nm.FLOOR_BETWEEN ** 2)
-    c, spread, nc = nm.leave_one_out(x, sd_pred)
-    with np.errstate(all="ignore"):
-        b2_s = spread ** 2 - mean_w2
+    return w, np.where(np.sqrt(w2) >= nm.FLOOR_WITHIN, wdf, np.inf), w_s
+
+
+def _between(b2_s: np.ndarray, spread: np.ndarray, nc: np.ndarray, mean_w2: np.ndarray,
+             cls: ClassNoise | None) -> tuple[np.ndarray, np.ndarray]:
+    """(between spread, its degrees of freedom): the session's (``b2_s``: its square), or with a
+    class file pooled with the class's unless an F test on the nodes' total spread says the
+    session is noisier (a between spread is a small difference of two)."""
     if cls is None:
         b2, bdf = np.clip(np.nan_to_num(b2_s, nan=0.0), 0, None), np.where(np.isfinite(b2_s), nc - 1, np.inf)
-    else:  # the F test on the nodes' total spread: a between spread is a small difference of two
+    else:
         with np.errstate(all="ignore"):
             expect = mean_w2 + cls.between ** 2
             larger = np.isfinite(b2_s) & (spread ** 2 / expect > stats.f.isf(LARGER_P, np.fmax(nc - 1, 1),
@@ -122,7 +115,38 @@ def judge(b: np.ndarray, m: int, alpha: float = nm.ALPHA, min_loss: float = 0.01
         b2 = np.where(larger, b2_s, pooled)
         bdf = np.where(larger, nc - 1, np.where(ok, nc - 1, 0) + cls.between_df)
     bb = np.fmax(np.sqrt(np.clip(b2, 0, None)), nm.FLOOR_BETWEEN)
-    bdf = np.where(np.sqrt(np.clip(b2, 0, None)) > nm.FLOOR_BETWEEN, bdf, np.inf)
+    return bb, np.where(np.sqrt(np.clip(b2, 0, None)) > nm.FLOOR_BETWEEN, bdf, np.inf)
+
+
+def _class_shifted(x: np.ndarray, own_w2: np.ndarray, bb: np.ndarray, cls: ClassNoise,
+                   bimodal: np.ndarray) -> tuple[np.ndarray, int]:
+    """(whether the session's level sits away from the class's centre by more than SHIFT_Z
+    standard errors, the class's node count): robust, a slow node does not move the level."""
+    n_cls = max(cls.between_df + 1, 2)
+    with np.errstate(all="ignore"), nm._quiet():
+        level = np.nanmedian(x, axis=-1)
+        n_s = np.fmax(np.isfinite(x).sum(axis=-1), 1)
+        gap_sd = np.sqrt(np.nanmean(own_w2 + bb ** 2, axis=-1) * (math.pi / 2 / n_s + 1 / n_cls))
+    return (np.abs(level - cls.centre) > SHIFT_Z * gap_sd) & ~bimodal, n_cls
+
+
+def judge(b: np.ndarray, m: int, alpha: float = nm.ALPHA, min_loss: float = 0.01,
+          cls: ClassNoise | None = None, power: float = nm.POWER) -> dict[str, np.ndarray]:
+    """One variable of every node (``b``: badness, ``(..., n, k)``, NaN padded) judged against the
+    fleet (the module's docstring); ``m``: how many variables each node is judged on.  Arrays of
+    shape ``(..., n)`` unless said: value, centre, z, bound, se, loss, df, k, detectable,
+    between, flag, judgeable, bimodal ``(...)``, within ``(...)``, within_df ``(...)``."""
+    b = np.asarray(b, dtype=float)
+    w, wdf, w_s = _within(b, cls)
+    raw, k = nm.node_values(b, w)
+    x = raw - w[..., None] * nm.by_repeats(k, 0)
+    own_w2 = (nm.by_repeats(k, 1) * w[..., None]) ** 2
+    with np.errstate(all="ignore"), nm._quiet():
+        mean_w2 = np.nanmean(own_w2, axis=-1, keepdims=True)
+    c, spread, nc = nm.leave_one_out(x, np.sqrt(mean_w2[..., 0] + nm.FLOOR_BETWEEN ** 2))
+    with np.errstate(all="ignore"):
+        b2_s = spread ** 2 - mean_w2
+    bb, bdf = _between(b2_s, spread, nc, mean_w2, cls)
     few = ~(nc >= MIN_NODES)
 
     def scored(centre, inflate):
@@ -141,18 +165,12 @@ def judge(b: np.ndarray, m: int, alpha: float = nm.ALPHA, min_loss: float = 0.01
     judgeable = ~(few | bimodal[..., None]) | (cls is not None)
     shifted = np.zeros(b.shape[:-2], dtype=bool)
     if cls is not None:  # the class's centre where the session sits where the class does
-        n_cls = max(cls.between_df + 1, 2)
-        with np.errstate(all="ignore"), nm._quiet():
-            level = np.nanmedian(x, axis=-1)  # robust: a slow node does not move it
-            n_s = np.fmax(np.isfinite(x).sum(axis=-1), 1)
-            gap_sd = np.sqrt(np.nanmean(own_w2 + bb ** 2, axis=-1) * (math.pi / 2 / n_s + 1 / n_cls))
-        shifted = (np.abs(level - cls.centre) > SHIFT_Z * gap_sd) & ~bimodal
+        shifted, n_cls = _class_shifted(x, own_w2, bb, cls, bimodal)
         same = ~shifted[..., None] | few
         c = np.where(same, cls.centre, c)
         se, df, bound, z = scored(c, np.where(same, 1 + 1 / n_cls, fleet_inflate))
     with np.errstate(all="ignore"):
-        shift = x - c
-        loss = nm.shift_to_loss(shift)
+        loss = nm.shift_to_loss(x - c)
         detectable = nm.shift_to_loss((bound + stats.norm.isf(1 - power)) * se)
     flag = judgeable & (z > bound) & (loss >= min_loss) & np.isfinite(x)
     return dict(value=x, centre=c, z=z, bound=bound, se=se, loss=loss, df=df, k=k, detectable=detectable,

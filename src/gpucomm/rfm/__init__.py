@@ -10,6 +10,7 @@ small plugins, no @simple_test here).
   ``noise.VICTIM_OPS``: the operations a victim may run;
 * ``nodestate.NodeStateBase``: a node's hardware state against its class (no payload);
 * ``nicpath.NicPathBase``: the network path of one node, NIC by NIC;
+* ``datapaths.DataPathsBase``: every GPU's own host <-> device and device-memory paths;
 * ``guard.ConfigGuard``: under another ReFrame configuration, the one check selected;
 * ``mixins``: site options and multi-node placement, one plugin each;
 * ``availability.unavailable``: "can this method run here?", for all of them;
@@ -19,6 +20,7 @@ Everything checks/ uses is exported here: checks import from ``gpucomm.rfm``, ne
 """
 
 from .base import GpucommCheck
+from .datapaths import DataPathsBase
 from .guard import ConfigGuard
 from .native import NativeCheck, NcclTestsBase, OsuBase
 from .nicpath import NicPathBase
@@ -27,5 +29,5 @@ from .noise import VICTIM_OPS, NoiseBase
 from .pairmatrix import PairMatrixBase
 from .sweep import SweepCheck
 
-__all__ = ["VICTIM_OPS", "ConfigGuard", "GpucommCheck", "NativeCheck", "NcclTestsBase", "NicPathBase",
+__all__ = ["VICTIM_OPS", "ConfigGuard", "DataPathsBase", "GpucommCheck", "NativeCheck", "NcclTestsBase", "NicPathBase",
            "NodeStateBase", "NoiseBase", "OsuBase", "PairMatrixBase", "SweepCheck"]

@@ -208,15 +208,7 @@ def run(args, latency_max, heatmap_size, tolerances, mapping, drift_options=(Non
     out = args.output  # made and marked by claim_output
     cur = tables.current_sweeps(sweeps)
     nightly = tables.compare(perf, cases, tolerances, args.window)
-    status, _ = tables.verdict(cases, sessions)
-    health = tables.health(cases, nightly, sessions)
-    from ..drift import mark_nodes, report_part
-    drift_lines, drift_pngs, drift = report_part(perf, cases, out, *drift_options)
-    first, _, rest = health.partition("\n")
-    rest = mark_nodes(rest, drift)
-    if not drift.failed.empty and status == tables.PASS:
-        status, first = tables.FAIL, first.replace(f": {tables.PASS} (", f": {tables.FAIL} (nightly drift failed; ", 1)
-    health = "\n".join([first, *drift_lines, rest])
+    status, health, drift_pngs = _with_drift(perf, cases, sessions, nightly, out, drift_options)
     paper_t = tables.vs_paper(cur, paper, mapping, args.paper_stat)
     curves = tables.paper_curves(cur, paper, mapping, args.paper_stat)
     native_t, native_p = tables.vs_native(cur), tables.vs_native_perf(perf, cases)
@@ -247,6 +239,21 @@ def run(args, latency_max, heatmap_size, tolerances, mapping, drift_options=(Non
     print(f"gpucomm report: wrote {os.path.join(out, 'index.html')} ({sum(len(p) for _, p in sections)} plots, "
           f"{len(cur)} sizes, {len(nightly)} perf variables); {paper_line}", file=sys.stderr)
     return tables.VERDICT_EXIT[status]
+
+
+def _with_drift(perf, cases, sessions, nightly, out, drift_options):
+    """(status, health text, drift PNGs): the health verdict with the nightly drift's (a node
+    slower than its own history fails a run that passed its references)."""
+    from ..drift import mark_nodes, report_part
+    from . import tables
+    status, _ = tables.verdict(cases, sessions)
+    health = tables.health(cases, nightly, sessions)
+    drift_lines, drift_pngs, drift = report_part(perf, cases, out, *drift_options)
+    first, _, rest = health.partition("\n")
+    rest = mark_nodes(rest, drift)
+    if not drift.failed.empty and status == tables.PASS:
+        status, first = tables.FAIL, first.replace(f": {tables.PASS} (", f": {tables.FAIL} (nightly drift failed; ", 1)
+    return status, "\n".join([first, *drift_lines, rest]), drift_pngs
 
 
 def _warn(problems):

@@ -2,16 +2,19 @@
 --distribute=all`` on ci:cluster runs the host checks once on each node, each its own verdict, the
 checks across nodes left out; ``gpucomm acceptance`` on that session drains nothing; with one node
 made slow (a token bucket on gcn3's own loopback, which carries its two ranks' TCP traffic: a
-node-keyed fault no other node sees), it names exactly that node.
+node-keyed fault no other node sees), one measurement of each node makes gcn3, and no other, a
+suspect with its retest command; that command's options, run, and its session given with the
+first, drain gcn3 alone.
 
-Judged here on the bandwidths only, with a minimum gap of 90 %: on the CI machine's 2 cores the
+Judged here on the bandwidths only, with a minimum loss of 50 %: on the CI machine's 2 cores the
 4 "nodes" share the CPUs, and latencies and 1 MiB goodput of a healthy node spread by factors
-between jobs (docs/ci-cluster.md); the slow node is ~100x below the others.
+between jobs (docs/ci-cluster.md); the slow node is ~10x below the others.
 """
 
 import csv
 import os
 import re
+import shlex
 import subprocess
 import sys
 
@@ -26,30 +29,45 @@ from test_cluster import NODES, all_idle, cluster, wait_nodes  # noqa: E402,F401
 pytestmark = pytest.mark.cluster
 
 SLOW = "gcn3"
-#: gcn3's loopback: 1 MiB then takes ~1 s (1 MB/s) instead of a few ms
-SLOW_RATE = "8mbit"
+#: gcn3's loopback: 1 MiB then takes ~0.1 s (10 MB/s) instead of a few ms
+SLOW_RATE = "80mbit"
 CHECKS = "^(PingPongCheck|AllReduceCheck)%method=host"
 SMALL = ["-S", "sizes=8,1M", "-S", "iters=5", "-S", "warmup=1"]
-JUDGE = ["--variables", "goodput", "--min-gap", "0.9"]
+JUDGE = ["--variables", "goodput", "--min-loss", "0.5"]
 
 
-def acceptance_run(env, prefix, names):
+def acceptance_run(env, prefix, names, extra=()):
     report = prefix / "report.json"
+    select = ["-n", names] if names else []
     out = reframe("--system", "ci:cluster", "-c", "checks/", "--mode", "acceptance", "--distribute=all",
-                  "-n", names, "-r", "--prefix", prefix, "--report-file", report, *SMALL, env=env, timeout=600)
+                  *select, "-r", "--prefix", prefix, "--report-file", report, *SMALL, *extra, env=env, timeout=600)
     print(out.stdout[-3000:])
     return out, report
 
 
-def judge(report, out_dir):
-    proc = subprocess.run([sys.executable, "-m", "gpucomm", "acceptance", str(report), "--out", str(out_dir),
+def rows(path):
+    with open(path) as fp:
+        return list(csv.DictReader(fp))
+
+
+def judge(out_dir, *reports):
+    proc = subprocess.run([sys.executable, "-m", "gpucomm", "acceptance", *map(str, reports), "--out", str(out_dir),
                            *JUDGE], capture_output=True, text=True, cwd=REPO, timeout=120)
     print(proc.stdout, proc.stderr)
-    with open(out_dir / "drain.csv") as fp:
-        drain = list(csv.DictReader(fp))
-    with open(out_dir / "pass.csv") as fp:
-        passed = list(csv.DictReader(fp))
-    return proc, drain, passed
+    return proc, rows(out_dir / "drain.csv"), rows(out_dir / "pass.csv")
+
+
+def retest_options(command):
+    """The options of a printed retest command that pick what it retests (its check, node and
+    repeats): the rest is the first session's command line, which the test gives itself."""
+    words = shlex.split(command)
+    picked = []
+    for i, w in enumerate(words):
+        if w == "-n":
+            picked += words[i:i + 2]
+        elif w.startswith(("-J", "--repeat", "--distribute")):
+            picked.append(w)
+    return picked
 
 
 def lo_shaping(node, rate=None):
@@ -73,15 +91,23 @@ def healthy_session(cluster, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def slow_session(cluster, tmp_path_factory):
+    """(first session's report, its verdict folder, the retest's report): gcn3 slow throughout."""
     from machine import alone
+    first_dir = tmp_path_factory.mktemp("slow")
     try:
         lo_shaping(SLOW, SLOW_RATE)
         with alone():
-            out, report = acceptance_run(cluster, tmp_path_factory.mktemp("slow"), "^PingPongCheck%method=host")
+            out, report = acceptance_run(cluster, first_dir, "^PingPongCheck%method=host")
+            proc, drain, passed = judge(first_dir / "verdict", report)
+            suspects = rows(first_dir / "verdict" / "suspects.csv")
+            retest = None
+            if suspects:
+                retest_dir = tmp_path_factory.mktemp("retest")
+                _, retest = acceptance_run(cluster, retest_dir, None, retest_options(suspects[0]["retest"]))
     finally:
         lo_shaping(SLOW)
     wait_nodes(all_idle, "idle")
-    return out, report
+    return report, (proc, drain, passed, suspects), retest
 
 
 def test_distribute_runs_each_check_once_per_node(healthy_session):
@@ -118,15 +144,24 @@ def test_the_checks_across_nodes_stay_out_of_the_distributed_run(cluster, tmp_pa
 
 def test_a_healthy_fleet_drains_nothing(healthy_session, tmp_path):
     _, report = healthy_session
-    proc, drain, passed = judge(report, tmp_path)
+    proc, drain, passed = judge(tmp_path, report)
     assert proc.returncode == 0 and drain == [], proc.stdout
     assert sorted(r["node"] for r in passed) == NODES
     assert "scontrol" not in proc.stdout
 
 
-def test_the_slow_node_and_no_other_is_drained(slow_session, tmp_path):
-    out, report = slow_session
-    proc, drain, passed = judge(report, tmp_path)
+def test_one_measurement_makes_the_slow_node_a_suspect_and_its_retest_drains_it(slow_session, tmp_path):
+    report, (proc, drain, passed, suspects), retest = slow_session
+    # k = 1: the within-node spread is unknown, so the slow node is a suspect, never drained yet
+    assert drain == [] and {r["node"] for r in suspects} == {SLOW}, (drain, suspects)
+    assert sorted(r["node"] for r in passed) == NODES
+    command = suspects[0]["retest"]
+    assert f"--nodelist={SLOW}" in command and "--repeat=" in command and "PingPongCheck" in command, command
+    # the retest's options, run, pooled with the first session: gcn3 drained alone, final
+    assert retest is not None and retest.exists()
+    retested = {re.search(r"%\.nid=(\S+)", c["display_name"]).group(1) for c in report_cases(retest)}
+    assert retested == {SLOW}, retested
+    proc, drain, passed = judge(tmp_path, report, retest)
     assert proc.returncode != 0, proc.stdout
     assert {r["node"] for r in drain} == {SLOW}, drain
     assert sorted(r["node"] for r in passed) == [n for n in NODES if n != SLOW]

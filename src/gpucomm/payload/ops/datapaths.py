@@ -5,7 +5,7 @@ copies are these; the method's own transfers are not used).
 Paths (constants.DATAPATHS, ``--paths``): ``h2d-ce``, ``d2h-ce``, ``bidir-ce`` (copy engine:
 cudaMemcpyAsync on the rank's stream; bidir: host -> device and device -> host on two streams at
 once), ``h2d-sm``, ``d2h-sm``, ``bidir-sm`` (a kernel's 16-byte loads and stores over the link
-on mapped pinned host memory; bidir: every other block each way) and ``local-ce`` (a device-local
+on mapped pinned host memory; bidir: every other warp each way) and ``local-ce`` (a device-local
 copy, cudaMemcpyAsync device -> device).  Host memory is pinned (registered, mapped) and placed
 on the GPU's own NUMA node (``near``), the farthest node with CPUs (``far``, ``--host-numa
 far|both``) or a given one (``--numa-node N``): payload/numa.py says how, the meta which
@@ -61,12 +61,16 @@ extern "C" __global__ void copy16(u64 src, u64 dst, u64 n) {
     for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) d[i] = s[i];
 }
 extern "C" __global__ void bidir16(u64 h_src, u64 d_dst, u64 d_src, u64 h_dst, u64 n) {
-    // even blocks host -> device, odd blocks device -> host: both directions resident at once
-    bool up = (blockIdx.x & 1) == 0;
-    const ulonglong2* s = (const ulonglong2*)(up ? h_src : d_src);
-    ulonglong2* d = (ulonglong2*)(up ? d_dst : h_dst);
-    u64 stride = (u64)(gridDim.x / 2) * blockDim.x;
-    for (u64 i = (u64)(blockIdx.x / 2) * blockDim.x + threadIdx.x; i < n; i += stride) d[i] = s[i];
+    // even warps host -> device, odd warps device -> host, in every block (nvbandwidth's split-warp
+    // copy, kernels.cu splitWarpCopyKernel): both directions share every multiprocessor; 16 bytes a
+    // thread, cached in L2 only (ld.cg / st.cg), over a grid of 2n threads
+    u64 g = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    u64 warp = g >> 5, lane = g & 31;
+    bool up = (warp & 1) == 0;
+    const uint4* s = (const uint4*)(up ? h_src : d_src);
+    uint4* d = (uint4*)(up ? d_dst : h_dst);
+    u64 stride = ((u64)gridDim.x * blockDim.x) >> 1;
+    for (u64 i = (warp >> 1) * 32 + lane; i < n; i += stride) __stcg(d + i, __ldcg(s + i));
 }
 """
 
@@ -338,9 +342,9 @@ class DataPaths(Operation):
             if len(plan) == 2:
                 (_, dd, hs), (_, hd, ds) = plan
                 args = (ptr(hs, True), ptr(dd, False), ptr(ds, False), ptr(hd, True), n16)
-                half = max(1, min(self.max_blocks // 2, blocks))
+                grid = max(1, -(-2 * (size // 16) // BLOCK))  # one thread per 16 bytes each way
                 for _ in range(n):
-                    bidir16((2 * half,), (BLOCK,), args, stream=main)
+                    bidir16((grid,), (BLOCK,), args, stream=main)
             else:
                 kind, dst, src = plan[0]
                 args = (ptr(src, kind == "h2d"), ptr(dst, kind == "d2h"), n16)

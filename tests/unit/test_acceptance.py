@@ -100,6 +100,14 @@ def test_a_slow_latency_is_high_not_low(acc, tmp_path):
     assert [(r["node"], r["variable"]) for r in rows(tmp_path / "o" / "drain.csv")] == [("nid002", "latency_8B")]
 
 
+def test_a_retest_selects_exactly_its_check():
+    """ReFrame's -n: a space in the pattern matches nothing (the CI cluster's retest ran 0 checks)."""
+    from gpucomm.analysis.acceptance import name_filter
+    assert name_filter("PingPongCheck %method=host") == "^PingPongCheck%method=host"
+    assert name_filter("MultiPingPongCheck %method=host %pairs=all") == "^MultiPingPongCheck%method=host%pairs=all"
+    assert name_filter("NodeStateCheck") == "^NodeStateCheck$"
+
+
 def test_few_repeats_make_a_suspect_and_its_retest_decides(acc, tmp_path, capsys):
     first = session(tmp_path / "s1.json", values(k=2, slow="nid004", loss=0.3))
     assert acc.main([first, "--out", str(tmp_path / "o1")]) == EXIT_OK
@@ -109,7 +117,7 @@ def test_few_repeats_make_a_suspect_and_its_retest_decides(acc, tmp_path, capsys
     assert "nid004" in sus  # (k = 2 spreads are known to ~4 degrees of freedom: a healthy one may join it)
     cmd = sus["nid004"]["retest"]
     assert cmd.startswith("reframe ") and "--nodelist=nid004" in cmd and "--repeat=5" in cmd
-    assert f"-n '{CHECK}'" in cmd and "--system ci:cluster" in cmd and "--distribute=all" in cmd
+    assert "-n '^PingPongCheck%method=host'" in cmd and "--system ci:cluster" in cmd and "--distribute=all" in cmd
     assert {r["node"]: r["verdict"] for r in passed}["nid004"] == "suspect"
     assert "suspect" in capsys.readouterr().out
     # the retest confirms: drained

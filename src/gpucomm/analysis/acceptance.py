@@ -515,6 +515,16 @@ def session_cmdlines(cases: pd.DataFrame) -> list[str]:
     return [c for c in found if c]
 
 
+def name_filter(check: str) -> str:
+    """ReFrame's ``-n`` pattern of exactly one check as the report names it ("PingPongCheck
+    %method=host" -> "^PingPongCheck%method=host": its own syntax for parameters, a space in the
+    pattern matches nothing; "NodeStateCheck" -> "^NodeStateCheck$")."""
+    name, *params = check.split()
+    if not params:
+        return f"^{name}$"
+    return f"^{name}" + "".join(p if p.startswith("%") else f"%{p}" for p in params)
+
+
 def retest_command(cmdlines: list[str], node: str, checks: list[str], part: str) -> str:
     """The exact ReFrame command that retests ``node`` on ``checks`` with RETEST_REPEATS repeats:
     the session's own command line, its selection, repeats and node options replaced."""
@@ -539,7 +549,7 @@ def retest_command(cmdlines: list[str], node: str, checks: list[str], part: str)
         keep = ["-c", "checks/"] + keep
     sel = []
     for c in checks:
-        sel += ["-n", c]
+        sel += ["-n", name_filter(c)]
     return shlex.join(["reframe", *keep, *sel, "--distribute=all", f"-J--nodelist={node}",
                        f"--repeat={RETEST_REPEATS}", "-r"])
 

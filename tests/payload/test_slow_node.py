@@ -36,7 +36,7 @@ def test_it_names_hosts_by_their_name_or_its_first_label(monkeypatch):
 
 def _run(mpirun, tmp_path, name, env):
     out = tmp_path / f"{name}.json"
-    run = mpirun(2, "pingpong", "--method", "host", "--sizes", "8,64K", "--iters", "200", "--json", out,
+    run = mpirun(2, "pingpong", "--method", "host", "--sizes", "8,64K", "--iters", "50", "--json", out,
                  extra_env=env)
     assert run.returncode == 0, run.stderr
     doc = json.loads(out.read_text())

@@ -78,4 +78,5 @@ def test_failed_mpi_start_up_is_the_checks_reason(tmp_path):
     (case,) = report_cases(report)
     assert case["result"] == "fail" and case["fail_phase"] == "sanity", case["fail_reason"]
     assert "MPI start-up failed: MPI_Init ended this rank" in case["fail_reason"], case["fail_reason"]
-    assert took < 120, f"{took:.0f} s"
+    assert "timed out" not in case["fail_reason"]  # it ended at once, not at its time limit
+    print(f"failed MPI start-up judged in {took:.0f} s")

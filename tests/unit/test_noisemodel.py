@@ -64,7 +64,7 @@ def test_detectable_loss_and_repeats_needed():
     se = nm.standard_error(5, 0.01, 0.002)
     assert 0.02 < nm.detectable_loss(se, bound) < 0.035
     assert nm.repeats_needed(0.035, 0.01, 0.002, bound) <= 5
-    assert nm.repeats_needed(0.035, 0.05, 0.002, bound) is None       # 5 % noise: not at any k <= 64
+    assert nm.repeats_needed(0.035, 0.05, 0.002, bound, k_max=12) is None  # 5 % noise: not at any k <= 12
     assert math.isclose(nm.z_bound(1, 0.5), 0.0, abs_tol=1e-12)
     with pytest.raises(ValueError):
         nm.z_bound(0)

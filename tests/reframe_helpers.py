@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -157,3 +158,28 @@ def check_classes():
 def watchdog_s(case):
     """The payload's --timeout a check passes for its time limit (rfm.GpucommCheck.set_command)."""
     return f"{max(30.0, 0.9 * float(case['time_limit']) - 15):g}"
+
+
+def payload_ranks_under(prefix):
+    """pids of the payload processes (gpucomm pingpong) whose working directory is under ``prefix``."""
+    pids = []
+    for name in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cwd = os.readlink(f"/proc/{name}/cwd")
+            cmd = open(f"/proc/{name}/cmdline", "rb").read().split(b"\0")
+        except OSError:
+            continue
+        if cwd.startswith(str(prefix)) and b"gpucomm" in cmd and b"pingpong" in cmd:
+            pids.append(int(name))
+    return pids
+
+
+def wait_for(predicate, seconds):
+    """``predicate()``'s first true value within ``seconds`` (polled every 0.2 s), else its last."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.2)
+    return predicate()

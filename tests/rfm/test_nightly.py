@@ -15,7 +15,7 @@ import pytest
 
 from gpucomm import constants
 from gpucomm.analysis import nightly
-from reframe_helpers import REPO, clean_env, dry_runs, job_script, reframe
+from reframe_helpers import REPO, clean_env, dry_runs, job_script, payload_ranks_under, reframe, wait_for
 
 ROOT_OK = dict(OMPI_ALLOW_RUN_AS_ROOT=1, OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1)
 
@@ -65,25 +65,6 @@ def test_sizes_with_a_space_are_one_word_of_the_job_script(tmp_path_factory):
     assert "--sizes '8, 1K'" in job_script(case)
 
 
-def _payload_ranks_under(prefix):
-    """pids of the payload processes whose working directory is under ``prefix``."""
-    pids = []
-    for name in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            cwd = os.readlink(f"/proc/{name}/cwd")
-            cmd = open(f"/proc/{name}/cmdline", "rb").read().split(b"\0")
-        except OSError:
-            continue
-        if cwd.startswith(str(prefix)) and b"gpucomm" in cmd and b"pingpong" in cmd:
-            pids.append(int(name))
-    return pids
-
-
-def _wait_for(predicate, seconds):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline and not predicate():
-        time.sleep(0.2)
-    return predicate()
 
 
 def test_sigterm_ends_reframe_and_its_ranks_with_a_verdict(tmp_path):
@@ -96,7 +77,7 @@ def test_sigterm_ends_reframe_and_its_ranks_with_a_verdict(tmp_path):
     proc = subprocess.Popen(argv, cwd=REPO, env=clean_env(GPUCOMM_TEST_HANG="1:8", **ROOT_OK),
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        assert _wait_for(lambda: len(_payload_ranks_under(prefix)) >= 2, 120), "the payload never started"
+        assert wait_for(lambda: len(payload_ranks_under(prefix)) >= 2, 120), "the payload never started"
         second = subprocess.run(argv, cwd=REPO, env=clean_env(**ROOT_OK), stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True, timeout=120)
         assert second.returncode == constants.EXIT_BAD_INPUT, second.stdout[-2000:]
@@ -106,9 +87,9 @@ def test_sigterm_ends_reframe_and_its_ranks_with_a_verdict(tmp_path):
         assert proc.returncode == 128 + signal.SIGTERM, out[-3000:]
         (verdict,) = [ln for ln in out.splitlines() if ln.startswith("gpucomm nightly: ")]
         assert verdict.startswith("gpucomm nightly: FAIL: stopped by SIGTERM: reframe ended"), verdict
-        assert _wait_for(lambda: not _payload_ranks_under(prefix), 10), _payload_ranks_under(prefix)
+        assert wait_for(lambda: not payload_ranks_under(prefix), 10), payload_ranks_under(prefix)
     finally:
-        for pid in _payload_ranks_under(prefix):
+        for pid in payload_ranks_under(prefix):
             os.kill(pid, signal.SIGKILL)
         if proc.poll() is None:
             proc.kill()

@@ -221,6 +221,8 @@ EXIT_REPORT_FAIL = 6         # ReFrame failed a test case of this run
 EXIT_REPORT_NOTHING_RAN = 7  # this run had no test case, or skipped every one
 EXIT_REPORT_DRY_RUN = 8      # this run was a ReFrame --dry-run: nothing was measured
 EXIT_REPORT_NO_VERDICT = 9   # no ReFrame test case among the inputs (plots only)
+#: ``gpucomm acceptance``: nothing to drain, but suspects to retest (the verdict is not final)
+EXIT_ACCEPTANCE_RETEST = 11
 
 #: ``gpucomm nightly`` stopped by a signal: seconds reframe has to cancel its jobs and write its
 #: report before it and every process under it are killed, then seconds the processes that were

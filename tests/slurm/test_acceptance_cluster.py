@@ -3,7 +3,8 @@
 checks across nodes left out; ``gpucomm acceptance`` on that session drains nothing; with one node
 made slow (a token bucket on gcn3's own loopback, which carries its two ranks' TCP traffic: a
 node-keyed fault no other node sees), one measurement of each node makes gcn3, and no other, a
-suspect with its retest command; that command's options, run, and its session given with the
+suspect with its retest command (screened at --suspect-alpha: at k = 1 and 3 other nodes the final
+bound is out of reach of any loss); that command's options, run, and its session given with the
 first, drain gcn3 alone.
 
 Judged here on the bandwidths only, with a minimum loss of 50 %: on the CI machine's 2 cores the
@@ -20,6 +21,7 @@ import sys
 
 import pytest
 
+from gpucomm.constants import EXIT_ACCEPTANCE_RETEST, EXIT_OK
 from reframe_helpers import REPO, reframe, report_cases
 
 # the cluster fixture and helpers of the cluster's own tests (same module state: one worker)
@@ -145,7 +147,8 @@ def test_the_checks_across_nodes_stay_out_of_the_distributed_run(cluster, tmp_pa
 def test_a_healthy_fleet_drains_nothing(healthy_session, tmp_path):
     _, report = healthy_session
     proc, drain, passed = judge(tmp_path, report)
-    assert proc.returncode == 0 and drain == [], proc.stdout
+    # k = 1: a healthy node may be screened a suspect (a retest, exit 11), never drained
+    assert proc.returncode in (EXIT_OK, EXIT_ACCEPTANCE_RETEST) and drain == [], proc.stdout
     assert sorted(r["node"] for r in passed) == NODES
     assert "scontrol" not in proc.stdout
 
@@ -154,6 +157,7 @@ def test_one_measurement_makes_the_slow_node_a_suspect_and_its_retest_drains_it(
     report, (proc, drain, passed, suspects), retest = slow_session
     # k = 1: the within-node spread is unknown, so the slow node is a suspect, never drained yet
     assert drain == [] and {r["node"] for r in suspects} == {SLOW}, (drain, suspects)
+    assert proc.returncode == EXIT_ACCEPTANCE_RETEST, proc.stdout  # not final: not a pass
     assert sorted(r["node"] for r in passed) == NODES
     command = suspects[0]["retest"]
     assert f"--nodelist={SLOW}" in command and "--repeat=" in command and "PingPongCheck" in command, command

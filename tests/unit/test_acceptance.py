@@ -9,7 +9,7 @@ import time
 import numpy as np
 import pytest
 
-from gpucomm.constants import EXIT_BAD_INPUT, EXIT_OK, EXIT_REPORT_FAIL
+from gpucomm.constants import EXIT_ACCEPTANCE_RETEST, EXIT_BAD_INPUT, EXIT_OK, EXIT_REPORT_FAIL
 from gpucomm.contract import ERROR_PREFIX
 
 NODES = [f"nid{i:03d}" for i in range(1, 9)]
@@ -110,7 +110,7 @@ def test_a_retest_selects_exactly_its_check():
 
 def test_few_repeats_make_a_suspect_and_its_retest_decides(acc, tmp_path, capsys):
     first = session(tmp_path / "s1.json", values(k=2, slow="nid004", loss=0.3))
-    assert acc.main([first, "--out", str(tmp_path / "o1")]) == EXIT_OK
+    assert acc.main([first, "--out", str(tmp_path / "o1")]) == EXIT_ACCEPTANCE_RETEST  # not final
     drain, passed = lists(tmp_path / "o1")
     assert not drain
     sus = {r["node"]: r for r in rows(tmp_path / "o1" / "suspects.csv")}
@@ -127,7 +127,9 @@ def test_few_repeats_make_a_suspect_and_its_retest_decides(acc, tmp_path, capsys
     assert [r["node"] for r in rows(tmp_path / "o2" / "drain.csv")] == ["nid004"]
     # the retest is healthy: passes on retest
     healthy = session(tmp_path / "r2.json", {"nid004": values(k=8, seed=9)["nid004"]}, uuid="u-3")
-    assert acc.main([first, healthy, "--out", str(tmp_path / "o3")]) == EXIT_OK
+    code = acc.main([first, healthy, "--out", str(tmp_path / "o3")])
+    left = {r["node"] for r in rows(tmp_path / "o3" / "suspects.csv")}  # healthy nodes of k = 2 screened
+    assert "nid004" not in left and code == (EXIT_ACCEPTANCE_RETEST if left else EXIT_OK)
     _, passed = lists(tmp_path / "o3")
     assert {r["node"]: r["verdict"] for r in passed}["nid004"] == "pass on retest"
 

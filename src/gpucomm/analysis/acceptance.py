@@ -3,7 +3,8 @@ with ``--distribute=all``, best with ``--repeat=k``; the node pair matrix across
 list, a pass list, a suspect list and the noise it was judged at out.
 
     gpucomm acceptance SESSION [SESSION...] [--out DIR] [--force] [--class CLASS.json]
-                       [--alpha 1e-3] [--min-loss 0.01] [--target-loss 0.035] [--variables REGEX]
+                       [--alpha 1e-3] [--suspect-alpha 0.01] [--min-loss 0.01] [--target-loss 0.035]
+                       [--variables REGEX]
 
 SESSION: a ReFrame JSON run report (``--report-file``, config/results.py's per-session report), or
 the uuid of a session in ReFrame's results storage.  Several sessions are pooled: their repeats of
@@ -17,8 +18,10 @@ below a floor); a node's z is its value's distance from the other nodes' centre 
 errors.  A node is flagged on a variable where its z is above the bound that lets at most
 ``--alpha`` healthy nodes in all be flagged on any of its variables (Bonferroni over its variables,
 Student's t for the estimated spreads) and it is at least ``--min-loss`` slower.  A node flagged
-with fewer than MIN_FINAL repeats is a suspect (suspects.csv: the retest to run); with MIN_FINAL
-or more (the retest pooled in) it is drained.  noise.csv says, per variable, the spreads it was
+with MIN_FINAL or more repeats (the retest pooled in) is drained.  A node with fewer is screened
+at the looser ``--suspect-alpha`` (a suspect costs a retest, not a drain; with one repeat and a few
+nodes the final bound is out of reach of any loss): flagged there, it is a suspect (suspects.csv:
+the retest to run).  noise.csv says, per variable, the spreads it was
 judged at and the smallest loss it finds with 99 % probability; where that is above
 ``--target-loss``: "cannot judge at k=K: needs k >= K2".
 
@@ -32,7 +35,9 @@ Writes DIR/drain.csv (DRAIN_FIELDS), DIR/pass.csv (PASS_FIELDS), DIR/suspects.cs
 (SUSPECT_FIELDS) and DIR/noise.csv (NOISE_FIELDS): every node in exactly one of drain.csv and
 pass.csv.  It prints the ``scontrol update nodename=... state=drain reason=...`` lines for a person
 to run (never runs them) and exits EXIT_REPORT_FAIL (6) when a node is to be drained or the session
-measured nothing, EXIT_BAD_INPUT (2) for an unreadable session or a bad option (one line), else 0.
+measured nothing, EXIT_ACCEPTANCE_RETEST (11) when nothing is to be drained but a suspect is to be
+retested (the verdict is not final), EXIT_BAD_INPUT (2) for an unreadable session or a bad option
+(one line), else 0.
 An earlier drain.csv in DIR is not overwritten without ``--force``.
 """
 
@@ -53,12 +58,15 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..constants import EXIT_BAD_INPUT, EXIT_OK, EXIT_REPORT_FAIL
+from ..constants import EXIT_ACCEPTANCE_RETEST, EXIT_BAD_INPUT, EXIT_OK, EXIT_REPORT_FAIL
 from ..contract import ERROR_PREFIX
 from . import fleetrule, noisemodel as nm
 
 #: the fewest repeats per node whose flag is final (fewer: a suspect, to retest)
 MIN_FINAL = 4
+#: false suspects per healthy node (family-wise over its variables) of the screening of nodes with
+#: fewer than MIN_FINAL repeats (bench/results/2026-12-03-cpu-2core/40-suspect-screening)
+SUSPECT_ALPHA = 1e-2
 #: the repeats a suspect's retest asks for
 RETEST_REPEATS = 5
 #: the smallest loss (a fraction of performance) that drains a node, whatever its z: a variable
@@ -168,9 +176,20 @@ def _num(v: float) -> float | str:
     return "" if v is None or (isinstance(v, float) and not math.isfinite(v)) else float(v)
 
 
+def screened(arr: np.ndarray, m: np.ndarray, res: dict, key: tuple, unit: str, nodes: list, suspect_alpha: float,
+             min_loss: float, cls: fleetrule.ClassNoise | None) -> list[tuple]:
+    """The flags of one variable: (node, key, unit, judged, index) of its nodes flagged at the final
+    bound (``res``) with MIN_FINAL or more repeats, and of those with fewer flagged at the screening
+    bound of ``suspect_alpha``."""
+    few = np.isfinite(res["value"]) & (res["k"] < MIN_FINAL)
+    screen = fleetrule.judge(arr, m, suspect_alpha, min_loss, cls) if few.any() else res
+    return ([(nodes[i], key, unit, res, i) for i in np.nonzero(res["flag"] & ~few)[0]] +
+            [(nodes[i], key, unit, screen, i) for i in np.nonzero(screen["flag"] & few)[0]])
+
+
 def evaluate(cases: pd.DataFrame, perf: pd.DataFrame, alpha: float = nm.ALPHA, min_loss: float = MIN_LOSS,
              target: float = TARGET_LOSS, variables: re.Pattern | None = None,
-             cls: dict | None = None) -> Verdict:
+             cls: dict | None = None, suspect_alpha: float = SUSPECT_ALPHA) -> Verdict:
     """The verdict of the pooled sessions' test cases (the module's docstring)."""
     out = Verdict()
     cases = cases.assign(part=cases["system"].astype(str) + ":" + cases["partition"].astype(str))
@@ -290,8 +309,7 @@ def evaluate(cases: pd.DataFrame, perf: pd.DataFrame, alpha: float = nm.ALPHA, m
             if c is not None and bool(np.asarray(res["shifted"]).any()):
                 out.notes.append(f"{key[0]} {key[2]} ({key[1]}): this batch sits away from the class file's centre "
                                  "(beyond 3 standard errors): judged against its own nodes")
-            for i in np.nonzero(res["flag"])[0]:
-                flags.append((nodes[i], key, unit, res, i))
+            flags += screened(arr, mm, res, key, unit, nodes, max(alpha, suspect_alpha), min_loss, c)
             if has.any() and int(res["k"][has].min()) < 2:
                 one_repeat.append(f"{key[0]} {key[2]}")
         if few_nodes:
@@ -626,6 +644,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="the node class's noise numbers (gpucomm tolerances --fleet SESSION --class FILE)")
     ap.add_argument("--alpha", type=_alpha, default=nm.ALPHA,
                     help=f"false drains per healthy node over all its variables (default {nm.ALPHA})")
+    ap.add_argument("--suspect-alpha", type=_alpha, default=SUSPECT_ALPHA,
+                    help=f"false suspects per healthy node measured fewer than {MIN_FINAL} times: the screening "
+                    f"whose suspects are retested (default {SUSPECT_ALPHA})")
     ap.add_argument("--min-loss", "--min-gap", dest="min_loss", type=_fraction, default=MIN_LOSS,
                     help=f"smallest loss (fraction of performance) that drains a node (default {MIN_LOSS})")
     ap.add_argument("--target-loss", type=_fraction, default=TARGET_LOSS,
@@ -642,7 +663,8 @@ def main(argv: list[str] | None = None) -> int:
             raise SessionError(f"{drain_path} exists (an earlier verdict): give another --out, or --force")
         cls = load_class(args.cls) if args.cls else None
         cases, perf = read_sessions(args.sessions)
-        verdict = evaluate(cases, perf, args.alpha, args.min_loss, args.target_loss, args.variables, cls)
+        verdict = evaluate(cases, perf, args.alpha, args.min_loss, args.target_loss, args.variables, cls,
+                           args.suspect_alpha)
     except SessionError as exc:
         print(f"{ERROR_PREFIX} {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -671,7 +693,9 @@ def main(argv: list[str] | None = None) -> int:
               f"z {row['z']:.1f} at k={row['k']}; retest: {row['retest']}")
     for line in scontrol_lines(verdict.drain):
         print(line)
-    return EXIT_REPORT_FAIL if verdict.drain or verdict.nothing else EXIT_OK
+    if verdict.drain or verdict.nothing:
+        return EXIT_REPORT_FAIL
+    return EXIT_ACCEPTANCE_RETEST if verdict.suspects else EXIT_OK
 
 
 if __name__ == "__main__":

@@ -1,3 +1,4 @@
+import atexit
 import json
 import os
 import re
@@ -30,6 +31,16 @@ os.environ.setdefault("OMPI_MCA_btl", "^ofi")
 # 28-ci-under-10/levers.log); every launch of the tests inherits it (mpirun, ReFrame's local jobs,
 # the Slurm clusters' sbatch).
 os.environ.setdefault("OMPI_MCA_mpi_yield_when_idle", "1")
+SHM_BACKING_ENV = "OMPI_MCA_btl_sm_backing_directory"
+# Open MPI's shared-memory BTL maps a file /dev/shm/sm_segment.<host>.<uid>.<job>.<rank> whose
+# <job> is a 16-bit hash of the launch's namespace plus a count; a rank killed by a test leaves its
+# file behind, and a later launch whose hash meets it fails in MPI_Init ("A system call failed
+# during shared memory initialization") and hangs (a soak test under a busy loop:
+# bench/results/2026-12-03-cpu-2core/44-ci-timings).  Each pytest process keeps its files in its
+# own folder, removed at its end, and each mpirun launch of the tests in its private TMPDIR.
+_SHM_DIR = tempfile.mkdtemp(prefix="gc-shm-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
+atexit.register(shutil.rmtree, _SHM_DIR, True)
+os.environ.setdefault(SHM_BACKING_ENV, _SHM_DIR)
 
 
 def _mpirun():
@@ -45,13 +56,14 @@ LAUNCH_ATTEMPTS = 3
 
 
 def _launch(cmd, env, timeout):
-    """Run an mpirun command line with a private TMPDIR (its own PRRTE session directory and PMIx
-    rendezvous files, none left from an earlier launch to collide with); a launch that failed in
-    the launcher itself is tried again, up to LAUNCH_ATTEMPTS times, with a warning."""
+    """Run an mpirun command line with a private TMPDIR (its own PRRTE session directory, PMIx
+    rendezvous files and shared-memory segments, none left from an earlier launch to collide
+    with); a launch that failed in the launcher itself is tried again, up to LAUNCH_ATTEMPTS
+    times, with a warning."""
     for attempt in range(1, LAUNCH_ATTEMPTS + 1):
         with tempfile.TemporaryDirectory(prefix="gc-mpi-", dir="/tmp") as tmp:
-            run = subprocess.run(cmd, env=dict(env, TMPDIR=tmp), capture_output=True, text=True,
-                                 timeout=timeout)
+            run = subprocess.run(cmd, env=dict(env, TMPDIR=tmp, **{SHM_BACKING_ENV: tmp}), capture_output=True,
+                                 text=True, timeout=timeout)
         output = run.stdout + run.stderr
         if run.returncode == 0 or not any(s in output for s in LAUNCHER_FAILED):
             return run

@@ -245,6 +245,10 @@ def test_nightly_passes_the_earlier_nights_and_checks_since_first(tmp_path, caps
     assert nightly.main(["--since", "someday", "--out", str(tonight)]) == constants.EXIT_BAD_INPUT
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--since 'someday': not a date" in err and not tonight.exists()
+    for gap, why in (("abc", "--night-gap 'abc' is not a number of hours"), ("-1", "--night-gap -1.0: must be")):
+        assert nightly.main(["--night-gap", gap, "--out", str(tonight)]) == constants.EXIT_BAD_INPUT
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and why in err and not tonight.exists(), err
 
 
 def test_only_the_nights_that_judge_tonight_are_read():

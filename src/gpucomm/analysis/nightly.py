@@ -74,6 +74,8 @@ def build_parser():
                         "folders next to --out's that hold a report.json; 'none': no history)")
     p.add_argument("--since", default=None, metavar="DATE",
                    help="only nights from DATE on make a node's history (after a repair or an update)")
+    p.add_argument("--night-gap", default=None, metavar="HOURS",
+                   help="sessions of a node less than HOURS apart are one night (gpucomm report's; default 6)")
     return p
 
 
@@ -282,7 +284,7 @@ def main(argv=None):
         return EXIT_BAD_INPUT
     from .drift import parse_options
     try:
-        parse_options(args.since, None)
+        parse_options(args.since, None if args.night_gap is None else _hours(args.night_gap))
     except ValueError as exc:
         _say(f"error: {exc}")
         return EXIT_BAD_INPUT
@@ -344,7 +346,16 @@ def _report(out, report_file, args):
     history = nightly_history(out, args.history)
     return report_main([report_file, "-o", os.path.join(out, "report"), "-q", "--paper", "none"]
                        + (["--history", *history] if history else [])
-                       + (["--since", args.since] if args.since else []))
+                       + (["--since", args.since] if args.since else [])
+                       + (["--night-gap", args.night_gap] if args.night_gap is not None else []))
+
+
+def _hours(text):
+    """--night-gap's value as a number of hours; ValueError with the reason."""
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError(f"--night-gap {text!r} is not a number of hours") from None
 
 
 if __name__ == "__main__":

@@ -14,11 +14,13 @@ small plugins, no @simple_test here).
 * ``guard.ConfigGuard``: under another ReFrame configuration, the one check selected;
 * ``mixins``: site options and multi-node placement, one plugin each;
 * ``availability.unavailable``: "can this method run here?", for all of them;
-* ``sanity``: reading a finished run.
+* ``sanity``: reading a finished run;
+* ``quickwarn``: ReFrame's ignored deprecation warnings skipped before their stack walk.
 
 Everything checks/ uses is exported here: checks import from ``gpucomm.rfm``, never past it.
 """
 
+from . import quickwarn
 from .base import GpucommCheck
 from .datapaths import DataPathsBase
 from .guard import ConfigGuard
@@ -28,6 +30,8 @@ from .nodestate import NodeStateBase
 from .noise import VICTIM_OPS, NoiseBase
 from .pairmatrix import PairMatrixBase
 from .sweep import SweepCheck
+
+quickwarn.install()
 
 __all__ = ["VICTIM_OPS", "ConfigGuard", "DataPathsBase", "GpucommCheck", "NativeCheck", "NcclTestsBase", "NicPathBase",
            "NodeStateBase", "NoiseBase", "OsuBase", "PairMatrixBase", "SweepCheck"]

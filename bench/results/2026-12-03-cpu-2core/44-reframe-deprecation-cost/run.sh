@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The cost of ReFrame's ignored deprecation warnings (src/gpucomm/rfm/quickwarn.py): a dry run of
-# every check on each site, REPS times with ReFrame's own user_deprecation_warning (quickwarn's
-# install made a no-op before gpucomm.rfm is imported) and REPS times with quickwarn's; the job
+# every check on each site, REPS times with ReFrame's own user_deprecation_warning (a stand-in
+# quickwarn module whose install does nothing, in sys.modules before gpucomm.rfm is imported) and REPS times with quickwarn's; the job
 # scripts of the two compared byte for byte (the prefix replaced); one profile of each kind
 # (cProfile: calls of user_deprecation_warning and inspect.stack, cumulative seconds).
 # From the repository root, the venv in .venv:
@@ -12,7 +12,9 @@ export RFM_CONFIG_FILES=$PWD/config/settings.py SBATCH_ACCOUNT=g123 RFM_ENABLE_R
 PY=$PWD/.venv/bin/python
 run() {  # KIND SYSTEM PREFIX [profile]: one dry run
     local pre=""
-    [ "$1" = reframe ] && pre="import gpucomm.rfm.quickwarn as q; q.install = lambda: None; "
+    # ReFrame's own: a stand-in quickwarn whose install does nothing, in place before gpucomm.rfm loads
+    [ "$1" = reframe ] && pre="import sys, types; q = types.ModuleType('gpucomm.rfm.quickwarn'); \
+q.install = lambda: None; sys.modules[q.__name__] = q; "
     local main="${pre}import sys; from reframe.frontend.cli import main; sys.argv[0] = 'reframe'; main()"
     if [ "${4:-}" = profile ]; then
         "$PY" -c "import cProfile, sys; sys.argv = ['reframe'] + sys.argv[1:]; cProfile.run(\"$main\", '$3.prof')" \

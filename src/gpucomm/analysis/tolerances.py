@@ -179,8 +179,9 @@ def judge(paths, refs, pairs_pooled):
     return f"{len(paths) - failed} of {len(paths)} later runs pass\n\n" + "\n".join(lines) + "\n"
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def _parser() -> argparse.ArgumentParser:
+    """The command line's parser."""
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("reports", nargs="*")
     ap.add_argument("--fleet", metavar="SESSION", nargs="+",
                     help="healthy acceptance sessions (reports or stored uuids; repeats pooled): one value per "
@@ -200,58 +201,101 @@ def main(argv=None):
                          "re-deriving references that were too tight); other failed runs stay out")
     ap.add_argument("--force", action="store_true",
                     help=f"propose from fewer than {MIN_RUNS} healthy runs (with a warning)")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The command (the module's docstring): its exit status."""
+    ap = _parser()
     args = ap.parse_args(argv)
     if bool(args.reports) == bool(args.fleet):
         ap.error("give the reports of repeated runs, or --fleet SESSION")
     if args.class_file and not args.fleet:
         ap.error("--class is written from --fleet SESSION")
+    if not _paths_ok(args):
+        return EXIT_BAD_INPUT
+    got = _healthy_values(args)
+    if got is None:
+        return EXIT_BAD_INPUT
+    values, units, runs, excluded = got
+    if args.pool:
+        excluded += _pool_in(args, values, runs)
+    if excluded:
+        print(f"gpucomm tolerances: {excluded} test cases of failed runs left out (ReFrame failed "
+              "them or another case of their session)", file=sys.stderr)
+    if not _enough_runs(values, runs, args.force):
+        return EXIT_BAD_INPUT
+    rows, refs = _proposals(values, units)
+    table = ["| check | variable | runs | median | min | max | spread | lower | upper | unit | healthy runs |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"] + rows
+    text = "\n".join(table) + "\n"
+    if args.judge:
+        text += "\n" + judge(args.judge, refs, args.pairs_pooled)
+    return _write(args, text, refs)
+
+
+def _paths_ok(args: argparse.Namespace) -> bool:
+    """Whether the files to write can be and the files to read exist (else one line on stderr)."""
     for opt, path in (("--yaml", args.yaml), ("--md", args.md), ("--class", args.class_file)):
         if path and (os.path.isdir(path) or not os.path.isdir(os.path.dirname(os.path.abspath(path)))):
             what = "is a directory" if os.path.isdir(path) else "is in no existing directory"
             print(f"gpucomm tolerances: error: {opt} {path} {what}: give a file to write", file=sys.stderr)
-            return EXIT_BAD_INPUT
+            return False
     missing = [p for p in args.reports + args.pool + args.judge if not os.path.exists(p)]
     if missing:
         print(f"gpucomm tolerances: error: {missing[0]}: no such file or folder", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return False
+    return True
+
+
+def _healthy_values(args: argparse.Namespace) -> tuple[dict, dict, dict, int] | None:
+    """(values, units, runs, excluded) of the reports, or of the --fleet sessions; None: one error line said."""
     if args.fleet:  # one value per node of a healthy fleet: the nodes are the runs
         from .acceptance import SessionError
         try:
             values, units, left_out = fleet_collect(args.fleet, args.class_file)
         except (SessionError, OSError, ValueError) as exc:
             print(f"gpucomm tolerances: error: {exc}", file=sys.stderr)
-            return EXIT_BAD_INPUT
+            return None
         if left_out:
             print(f"gpucomm tolerances: {len(left_out)} node(s) left out of the class (gpucomm acceptance drains "
                   f"or suspects them): {', '.join(left_out)}", file=sys.stderr)
-        runs, excluded = {k: len(v) for k, v in values.items()}, 0
-    else:
-        values, units, runs, excluded = collect_healthy(args.reports, args.pairs_pooled,
-                                                        keep_reference_failures=args.keep_reference_failures)
-    if args.pool:
-        fresh = re.compile(args.fresh_only) if args.fresh_only else None
-        older, _, older_runs, older_excluded = collect_healthy(
-            args.pool, args.pairs_pooled, keep_reference_failures=args.keep_reference_failures)
-        excluded += older_excluded
-        for key, vals in older.items():
-            if key in values and not (fresh and fresh.search(f"{key[0]} {key[2]}")):
-                values[key] = values[key] + vals
-                runs[key] += older_runs[key]
-    if excluded:
-        print(f"gpucomm tolerances: {excluded} test cases of failed runs left out (ReFrame failed "
-              "them or another case of their session)", file=sys.stderr)
+        return values, units, {k: len(v) for k, v in values.items()}, 0
+    return collect_healthy(args.reports, args.pairs_pooled, keep_reference_failures=args.keep_reference_failures)
+
+
+def _pool_in(args: argparse.Namespace, values: dict, runs: dict) -> int:
+    """Pool the --pool reports' values into ``values`` and ``runs`` (but --fresh-only's): their test cases left out."""
+    fresh = re.compile(args.fresh_only) if args.fresh_only else None
+    older, _, older_runs, older_excluded = collect_healthy(
+        args.pool, args.pairs_pooled, keep_reference_failures=args.keep_reference_failures)
+    for key, vals in older.items():
+        if key in values and not (fresh and fresh.search(f"{key[0]} {key[2]}")):
+            values[key] = values[key] + vals
+            runs[key] += older_runs[key]
+    return older_excluded
+
+
+def _enough_runs(values: dict, runs: dict, force: bool) -> bool:
+    """Whether there are values, of MIN_RUNS runs each (or --force, with a warning); else one error line said."""
     if not values:
         print("gpucomm tolerances: error: no perf values of healthy runs in the reports", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return False
     few = min(runs.values())
     if few < MIN_RUNS:
-        if not args.force:
+        if not force:
             print(f"gpucomm tolerances: error: {few} healthy run(s) for some variables, fewer than "
                   f"{MIN_RUNS}: no reference proposed (--force proposes anyway)", file=sys.stderr)
-            return EXIT_BAD_INPUT
+            return False
         print(f"gpucomm tolerances: warning: {few} healthy run(s) for some variables, fewer than "
               f"{MIN_RUNS}: the bands are guesses (--force)", file=sys.stderr)
-    rows, refs = [], defaultdict(lambda: defaultdict(dict))
+    return True
+
+
+def _proposals(values: dict, units: dict) -> tuple[list[str], defaultdict]:
+    """(the spread table's rows, {check: {partition: {variable: reference}}}) of every variable."""
+    rows: list[str] = []
+    refs: defaultdict = defaultdict(lambda: defaultdict(dict))
     unbounded = []
     for (check, part, var), vals in sorted(values.items()):
         unit = units[(check, part, var)]
@@ -272,11 +316,11 @@ def main(argv=None):
         print(f"gpucomm tolerances: warning: no reference proposed for {len(unbounded)} variables whose "
               f"healthy runs spread too wide to bound (lower bound 0 or below): {', '.join(unbounded)}",
               file=sys.stderr)
-    table = ["| check | variable | runs | median | min | max | spread | lower | upper | unit | healthy runs |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"] + rows
-    text = "\n".join(table) + "\n"
-    if args.judge:
-        text += "\n" + judge(args.judge, refs, args.pairs_pooled)
+    return rows, refs
+
+
+def _write(args: argparse.Namespace, text: str, refs: dict) -> int:
+    """The table to --md (else stdout), the references to --yaml: 0, or EXIT_BAD_INPUT where one cannot be written."""
     try:
         if args.md:
             with open(args.md, "w") as fp:

@@ -490,7 +490,7 @@ def _in_unit(badness: float, unit: str) -> float | str:
     return math.exp(badness) if nm.higher_is_worse(unit) else math.exp(-badness)
 
 
-def _row_numbers(res: dict, i: int, unit: str, var: str) -> dict:
+def _row_numbers(res: dict, i: int | np.integer, unit: str, var: str) -> dict:
     return dict(variable=var, unit=unit, value=_in_unit(res["value"][i], unit),
                 centre=_in_unit(res["centre"][i], unit), loss=_num(res["loss"][i]), z=_num(res["z"][i]),
                 bound=_num(res["bound"][i]), within=_num(float(res["within"])), between=_num(res["between"][i]),

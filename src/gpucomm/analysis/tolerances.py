@@ -34,12 +34,16 @@ not proposed unless --force (then with a one-line warning), and a bandwidth whos
 0 or below (anything passes) is never proposed.
 """
 
+from __future__ import annotations
+
 import argparse
 import os
 import re
 import statistics
 import sys
 from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
 
 from ..constants import EXIT_BAD_INPUT
 
@@ -57,9 +61,12 @@ MIN_RUNS = 3
 
 
 PAIR_SUFFIX = re.compile(r"_\d+-\d+$")
+#: a variable: (check, system:partition, variable)
+_Key = tuple[str, str, str]
 
 
-def collect(paths, pairs_pooled=False):
+def collect(paths: Sequence[str], pairs_pooled: bool = False
+            ) -> tuple[dict[_Key, list[float]], dict[_Key, str]]:
     """{(check, system:partition, variable): [values]} and {same: unit} over every report, read
     by the report command's reader (gpucomm.report.inputs); failed runs included (collect_healthy
     leaves them out)."""
@@ -67,7 +74,9 @@ def collect(paths, pairs_pooled=False):
     return values, units
 
 
-def collect_healthy(paths, pairs_pooled=False, healthy_only=True, keep_reference_failures=False):
+def collect_healthy(paths: Sequence[str], pairs_pooled: bool = False, healthy_only: bool = True,
+                    keep_reference_failures: bool = False
+                    ) -> tuple[dict[_Key, list[float]], dict[_Key, str], dict[_Key, int], int]:
     """(values, units, runs, excluded): values and units as collect(); runs {key: number of
     sessions}; excluded: how many test cases were left out as unhealthy (ReFrame failed them, or
     another case of their session), or with ``keep_reference_failures`` only those that failed
@@ -94,7 +103,8 @@ def collect_healthy(paths, pairs_pooled=False, healthy_only=True, keep_reference
     return values, units, {k: len(v) for k, v in sessions.items()}, excluded
 
 
-def fleet_collect(sessions, class_path=None):
+def fleet_collect(sessions: list[str], class_path: str | None = None
+                  ) -> tuple[dict[_Key, list[float]], dict[_Key, str], list[str]]:
     """collect()'s tables from healthy acceptance sessions (their repeats pooled per node): one
     value per node (the median of its repeats), the nodes that ``gpucomm acceptance`` drains or
     flags (a failed check, no result, an outlier) left out; ``class_path``: also write the class
@@ -139,7 +149,7 @@ def fleet_collect(sessions, class_path=None):
     return values, units, out
 
 
-def propose(vals, unit):
+def propose(vals: list[float], unit: str) -> list[Any] | None:
     """[ref, lower, upper, unit] (ReFrame's relative thresholds) from the healthy values, or None
     where a bandwidth's bound would be 0 or below (the runs spread too wide to bound anything)."""
     med = statistics.median(vals)
@@ -154,12 +164,12 @@ def propose(vals, unit):
     return [round(med, 3), round(bound / med - 1, 3), None, unit]
 
 
-def passes(v, ref):
+def passes(v: float, ref: Sequence[Any]) -> bool:
     val, lo, hi = ref[0], ref[1], ref[2]
     return (lo is None or v >= val * (1 + lo)) and (hi is None or v <= val * (1 + hi))
 
 
-def judge(paths, refs, pairs_pooled):
+def judge(paths: list[str], refs: dict[str, Any], pairs_pooled: bool) -> str:
     """Each later run (one report each) against the proposed references: its failing
     variables with value and bound, as markdown lines."""
     lines = ["| run | verdict | below or above its bound |", "|---|---|---|"]

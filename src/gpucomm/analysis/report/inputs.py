@@ -16,6 +16,8 @@ Every problem with an input becomes one line in ``Inputs.problems``; nothing her
 input.
 """
 
+from __future__ import annotations
+
 import json
 import os
 import re
@@ -23,7 +25,9 @@ import shlex
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import pandas as pd
 
@@ -48,7 +52,7 @@ class Inputs:
     problems: list = field(default_factory=list)
     files: list = field(default_factory=list)    # (path, kind, note)
 
-    def frames(self):
+    def frames(self) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
         """(sweeps, cases, perf) as DataFrames; duplicates (same run read twice) dropped."""
         sweeps = _concat(self.sweeps, SWEEP_COLUMNS)
         sweeps = sweeps.drop_duplicates(CASE_KEY + ["op", "method", "pair", "size", "run_time"])
@@ -66,7 +70,7 @@ class Inputs:
         return sweeps.reset_index(drop=True), cases.drop(columns="_t").reset_index(drop=True), \
             perf.drop(columns="_t").reset_index(drop=True)
 
-    def sessions_frame(self):
+    def sessions_frame(self) -> pd.DataFrame:
         """One row per ReFrame session read (a session read twice, from a report and storage: once)."""
         df = _concat(self.sessions, SESSION_COLUMNS)
         df["time"] = pd.to_numeric(df["time"], errors="coerce")
@@ -110,7 +114,7 @@ def _concat(frames, columns):
     return df.reindex(columns=columns)
 
 
-def discover(paths, quiet_missing=False):
+def discover(paths: Iterable[str], quiet_missing: bool = False) -> tuple[list[tuple[str, bool]], list[str]]:
     """Files to read under ``paths`` (files or folders) and problems with the paths themselves."""
     found, problems = [], []
     for path in paths:
@@ -134,7 +138,8 @@ def discover(paths, quiet_missing=False):
     return found, problems
 
 
-def load(paths, history_paths=(), progress=None):
+def load(paths: Iterable[str], history_paths: Iterable[str] = (),
+         progress: Callable[[int, int, str], object] | None = None) -> Inputs:
     """Read every input; ``progress(i, n, path)`` is called before each file."""
     data = Inputs()
     todo = []
@@ -155,7 +160,7 @@ def load(paths, history_paths=(), progress=None):
     return data
 
 
-def locate_sweeps(data):
+def locate_sweeps(data: Inputs) -> None:
     """System, partition, environment and test of every results file, from the ReFrame test case
     whose output folder holds it (the nearest in time where several runs used that folder); a
     file no test case names stays 'unknown' (one line says so)."""
@@ -277,7 +282,7 @@ def _read_stdout(data, path, history, why):
     return _read_sweep(data, meta, records, path, history)
 
 
-def is_dry_run(session_info, testcases):
+def is_dry_run(session_info: dict[str, Any] | None, testcases: list[dict[str, Any]]) -> bool:
     """Whether a ReFrame session was a ``--dry-run``: its command line says so, or none of its test
     cases that were not skipped ran a job (a dry run "passes" every test case without a job id,
     completion time or performance value)."""
@@ -296,7 +301,7 @@ def is_dry_run(session_info, testcases):
                              for tc in ran)
 
 
-def tool_label(tc):
+def tool_label(tc: dict[str, Any]) -> str | None:
     """A native check's tool as the report names it beside our methods (the label its results
     files carry: checks/native.py method_label), from the test case's variables; None for ours."""
     tool = tc.get("tool")
@@ -315,7 +320,8 @@ def tool_label(tc):
 NO_RESULT = "no result"
 
 
-def case_identity(display_name, name=None, nodelist=()):
+def case_identity(display_name: str | None, name: str | None = None, nodelist: Sequence[str] = ()
+                  ) -> tuple[str, str, str | None, int]:
     """(test, case, node, repeat) of a test case: ``test`` its check's name without the parameters
     ReFrame's ``--distribute`` and ``--repeat`` add, ``case`` the whole display name (unique in a
     session), ``node`` the one node it ran on (``%.nid=``, else a one-node job's node list; None for
@@ -336,7 +342,7 @@ def case_identity(display_name, name=None, nodelist=()):
 _FIELD_TYPES = {"display_name": str, "perfvalues": dict, "job_nodelist": list, "result": str}
 
 
-def report_shape_error(doc):
+def report_shape_error(doc: dict[str, Any]) -> str | None:
     """Where a run report holds a field of another type than ReFrame writes, said, or None."""
     for run in doc.get("runs") or []:
         cases = run.get("testcases") if isinstance(run, dict) else None
@@ -352,7 +358,7 @@ def report_shape_error(doc):
     return None
 
 
-def database_label():
+def database_label() -> str:
     """The results database stored sessions are looked up in, as ReFrame chooses it."""
     if os.environ.get("RFM_SQLITE_DB_FILE"):
         return os.environ["RFM_SQLITE_DB_FILE"]
@@ -362,11 +368,11 @@ def database_label():
             "the checkout's config/settings.py; set RFM_CONFIG_FILES to it, or RFM_SQLITE_DB_FILE)")
 
 
-def software_of(tc):
+def software_of(tc: dict[str, Any]) -> str:
     """What a test case's record holds of the software it ran with (its environment, modules and
     environment variables): a change of it starts a new history for the nightly drift verdict."""
     mods = ",".join(str(m) for m in tc.get("modules") or [])
-    env = tc.get("env_vars") if isinstance(tc.get("env_vars"), dict) else {}
+    env = tc["env_vars"] if isinstance(tc.get("env_vars"), dict) else {}
     return f"environ {tc.get('environ')}; modules [{mods}]; env_vars [" + \
         ",".join(f"{k}={v}" for k, v in sorted(env.items())) + "]"
 
@@ -466,7 +472,7 @@ def _numeric(df):
 _RFM_MAIN = "import sys; from reframe.frontend.cli import main; sys.argv[0] = 'reframe'; sys.exit(main())"
 
 
-def reframe_argv():
+def reframe_argv() -> list[str] | None:
     """How to run ReFrame: this interpreter's, else the ``reframe`` on PATH, else None."""
     import importlib.util
     if importlib.util.find_spec("reframe") is not None:
@@ -475,7 +481,8 @@ def reframe_argv():
     return [exe] if exe else None
 
 
-def stored_sessions(query=ALL_SESSIONS, db_file=None, timeout=300):
+def stored_sessions(query: str = ALL_SESSIONS, db_file: str | None = None, timeout: float = 300
+                    ) -> tuple[list[dict[str, Any]], str | None]:
     """The sessions of ReFrame's results storage that match ``query``, through ReFrame's public
     interface (``reframe --describe-stored-sessions=QUERY``, JSON): (list of session documents,
     problem or None).  ``db_file``: that database (RFM_SQLITE_DB_FILE); None: the one ReFrame's
@@ -525,7 +532,7 @@ def _read_db(data, path, history):
     return _read_sessions(data, sessions, path, history)
 
 
-def load_storage(data, query=ALL_SESSIONS):
+def load_storage(data: Inputs, query: str = ALL_SESSIONS) -> None:
     """Add the sessions of ReFrame's results storage (located by ReFrame: RFM_SQLITE_DB_FILE or its
     configuration) that match ``query``."""
     where = f"ReFrame results storage ({database_label()})"

@@ -41,6 +41,8 @@ from typing import IO, Any
 
 from ...constants import EXIT_BAD_INPUT, EXIT_INTERNAL
 
+#: tables.parse_tolerances': (the default fraction or None, [(pattern, fraction)])
+_Tolerances = tuple[float | None, list[tuple[str, float]]]
 ALL_SESSIONS = "19700101T0000+0000:now"  # ReFrame's time-period query for every stored session
 
 USAGE_EPILOG = """
@@ -193,9 +195,8 @@ def release_output(out: str, lock: IO[str] | None, made: bool) -> None:
         lock.close()
 
 
-def run(args: argparse.Namespace, latency_max: int, heatmap_size: int | None,
-        tolerances: tuple[float | None, list[tuple[str, float]]], mapping: list[tuple[str, str]],
-        drift_options: tuple[Any, float | None] = (None, None)) -> int:
+def run(args: argparse.Namespace, latency_max: int, heatmap_size: int | None, tolerances: _Tolerances,
+        mapping: list[tuple[str, str]], drift_options: tuple[Any, float | None] = (None, None)) -> int:
     try:
         import matplotlib  # noqa: F401
         import pandas  # noqa: F401

@@ -490,8 +490,7 @@ def headline(cur: pd.DataFrame, comparison: pd.DataFrame, native_t: pd.DataFrame
     ours = cur[cur["method"].isin(METHODS) & (cur["size"] > 0)] if len(cur) else cur
     if ours.empty:
         return pd.DataFrame(columns=HEADLINE_COLUMNS)
-    op_order = {op: i for i, op in enumerate(OPERATIONS)}
-    method_order = {m: i for i, m in enumerate(METHODS)}
+    op_order, method_order = {op: i for i, op in enumerate(OPERATIONS)}, {m: i for i, m in enumerate(METHODS)}
     rows = []
     for (system, partition, environ, op, method), g in ours.groupby(
             ["system", "partition", "environ", "op", "method"], dropna=False):

@@ -54,6 +54,7 @@ import statistics
 import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -187,38 +188,92 @@ def screened(arr: np.ndarray, m: np.ndarray, res: dict, key: tuple, unit: str, n
             [(nodes[i], key, unit, screen, i) for i in np.nonzero(screen["flag"] & few)[0]])
 
 
+@dataclass
+class _Tally:
+    """What evaluate gathers on its way: the verdict, each node's drain rows and what it was judged on."""
+    out: Verdict
+    reasons: defaultdict[str, list[dict]] = field(default_factory=lambda: defaultdict(list))  # node -> drain rows
+    judged: defaultdict[str, list[Any]] = field(  # node -> [checks, variables, ks]
+        default_factory=lambda: defaultdict(lambda: [set(), 0, []]))
+
+    def drain(self, node: str, check: str, part: str, reason: str, **more: Any) -> None:
+        """Add a drain row of ``node``."""
+        self.reasons[node].append(dict(node=node, check=check, partition=part, reason=reason, **more))
+
+
 def evaluate(cases: pd.DataFrame, perf: pd.DataFrame, alpha: float = nm.ALPHA, min_loss: float = MIN_LOSS,
              target: float = TARGET_LOSS, variables: re.Pattern | None = None,
              cls: dict | None = None, suspect_alpha: float = SUSPECT_ALPHA) -> Verdict:
     """The verdict of the pooled sessions' test cases (the module's docstring)."""
-    out = Verdict()
+    tally = _Tally(Verdict())
     cases = cases.assign(part=cases["system"].astype(str) + ":" + cases["partition"].astype(str))
     perf = perf.assign(part=perf["system"].astype(str) + ":" + perf["partition"].astype(str))
     single = cases[cases["node"].notna()]
     multi = cases[cases["node"].isna()]
     if cls is not None:
-        other = set(cases["part"]) - cls["partitions"]
-        if other and not set(cases["part"]) & cls["partitions"]:
-            raise SessionError(f"{cls['path']}: a class file of {', '.join(sorted(cls['partitions']))}, "
-                               f"not of {', '.join(sorted(other))}")
-    node_part = defaultdict(set)
+        _check_class_partitions(cases, cls)
+    node_part = _node_partitions(cases)
+    # 1. the checks of one node: a failure, no result, a missing case
+    _judge_node_cases(tally, single, node_part)
+    # 2. the fleet rule, per variable
+    vals = _fleet_values(perf, variables)
+    if len(vals):
+        _judge_fleet(tally, vals, single, alpha, min_loss, target, cls, suspect_alpha)
+    # 3. the checks across nodes
+    _judge_across_nodes(tally, multi, perf, variables)
+    # 4. the lists
+    suspects = _list_drains_and_suspects(tally, cases)
+    if not len(vals) and not len(multi[multi["result"].isin(["pass", "fail"])]):
+        _nothing_measured(tally, node_part)
+    _list_passes(tally, node_part, _node_sessions(single), suspects)
+    return tally.out
+
+
+def _check_class_partitions(cases: pd.DataFrame, cls: dict) -> None:
+    """SessionError where the class file is of none of the sessions' partitions."""
+    other = set(cases["part"]) - cls["partitions"]
+    if other and not set(cases["part"]) & cls["partitions"]:
+        raise SessionError(f"{cls['path']}: a class file of {', '.join(sorted(cls['partitions']))}, "
+                           f"not of {', '.join(sorted(other))}")
+
+
+def _node_partitions(cases: pd.DataFrame) -> defaultdict[str, set[str]]:
+    """{node: its partitions} of every node a test case ran on."""
+    node_part: defaultdict[str, set[str]] = defaultdict(set)
     for row in cases.itertuples():
         for n in ([row.node] if isinstance(row.node, str) else
                   [x for x in str(row.nodes or "").split(",") if x and x not in ("?", "None", "nan")]):
             node_part[n].add(row.part)
-    sessions = defaultdict(set)
+    return node_part
+
+
+def _node_sessions(single: pd.DataFrame) -> defaultdict[str, set[str]]:
+    """{node: the sessions (or sources) of its one-node test cases}."""
+    sessions: defaultdict[str, set[str]] = defaultdict(set)
     for n, s in zip(single["node"], single["session"].fillna(single["source"])):
         sessions[n].add(s)
-    reasons = defaultdict(list)  # node -> drain rows
+    return sessions
 
-    def drain(node, check, part, reason, **more):
-        reasons[node].append(dict(node=node, check=check, partition=part, reason=reason, **more))
 
-    # 1. the checks of one node: a failure, no result, a missing case
+def _judge_node_cases(tally: _Tally, single: pd.DataFrame, node_part: dict[str, set[str]]) -> None:
+    """Step 1: drain a node a one-node check failed on or has no result on; note a check skipped on all."""
     measured = single[single["result"].isin(["pass", "fail"])]
     expected = measured.groupby("part")["test"].agg(lambda s: set(s)).to_dict()
-    ran_on = measured.groupby(["test", "part"])["node"].agg(lambda s: set(s)).to_dict()
-    n_runs = measured[measured["fail_phase"].astype(str) != "sanity"].groupby(["node", "part", "test"]).size().to_dict()
+    _drain_failed_cases(tally, single, expected)
+    skipped_all = set(single.loc[single["result"] == "skip", "test"]) - set(measured["test"])
+    for test in sorted(skipped_all):
+        why = single.loc[(single["test"] == test), "fail_reason"].dropna().astype(str)
+        tally.out.notes.append(f"{test} skipped on every node: not judged"
+                               + (f" ({why.iloc[0].splitlines()[0]})" if len(why) else ""))
+    have = single.groupby(["node", "part"])["test"].agg(lambda s: set(s)).to_dict()
+    for node, parts in node_part.items():
+        for part in parts:
+            for test in sorted(expected.get(part, set()) - have.get((node, part), set())):
+                tally.drain(node, test, part, f"no result for {test} (no test case of it on this node)")
+
+
+def _drain_failed_cases(tally: _Tally, single: pd.DataFrame, expected: dict[str, set[str]]) -> None:
+    """Drain the nodes of the one-node test cases without a result, or failed outside their references."""
     odd = single[~single["result"].isin(["pass", "fail"]) |
                  ((single["result"] == "fail") & (single["fail_phase"].astype(str) != "performance"))]
     runs = single.groupby(["node", "part", "test"]).size().to_dict()
@@ -227,99 +282,128 @@ def evaluate(cases: pd.DataFrame, perf: pd.DataFrame, alpha: float = nm.ALPHA, m
         if len(bad) and test in expected.get(part, set()):
             why = str(bad["fail_reason"].dropna().iloc[0]).splitlines()[0] if bad["fail_reason"].notna().any() \
                 else ""
-            drain(node, test, part, f"no result for {test} ({bad['result'].iloc[0]}"
-                  f"{': ' + why if why else ''}; {len(bad)} of {runs[(node, part, test)]} runs)")
+            tally.drain(node, test, part, f"no result for {test} ({bad['result'].iloc[0]}"
+                        f"{': ' + why if why else ''}; {len(bad)} of {runs[(node, part, test)]} runs)")
         failed = rows[rows["result"] == "fail"]
         if len(failed):
-            why = str(failed["fail_reason"].fillna("no reason given").iloc[0]).strip().splitlines() or [""]
-            drain(node, test, part, f"check failed ({failed['fail_phase'].iloc[0] or 'failed'}: {why[0]})")
-    skipped_all = set(single.loc[single["result"] == "skip", "test"]) - set(measured["test"])
-    for test in sorted(skipped_all):
-        why = single.loc[(single["test"] == test), "fail_reason"].dropna().astype(str)
-        out.notes.append(f"{test} skipped on every node: not judged"
-                         + (f" ({why.iloc[0].splitlines()[0]})" if len(why) else ""))
-    have = single.groupby(["node", "part"])["test"].agg(lambda s: set(s)).to_dict()
-    for node, parts in node_part.items():
-        for part in parts:
-            for test in sorted(expected.get(part, set()) - have.get((node, part), set())):
-                drain(node, test, part, f"no result for {test} (no test case of it on this node)")
+            lines = str(failed["fail_reason"].fillna("no reason given").iloc[0]).strip().splitlines() or [""]
+            tally.drain(node, test, part, f"check failed ({failed['fail_phase'].iloc[0] or 'failed'}: {lines[0]})")
 
-    # 2. the fleet rule, per variable
+
+def _fleet_values(perf: pd.DataFrame, variables: re.Pattern | None) -> pd.DataFrame:
+    """The per-node perf values the fleet rule judges (those ``variables`` matches; none: SessionError)."""
     vals = perf[perf["node"].notna() & perf["result"].isin(["pass", "fail"])]
     if variables is not None:
         names = vals["var"].astype(str)
         vals = vals[names.map(lambda v: bool(variables.search(v)))]
         if vals.empty and len(perf):
             raise SessionError(f"--variables {variables.pattern!r} matches no perf variable of the sessions")
-    judged = defaultdict(lambda: [set(), 0, []])  # node -> [checks, variables, ks]
-    flags, few_nodes, one_repeat = [], [], []
-    if len(vals):
-        keys = vals.groupby(["test", "part", "var"], sort=True)
-        nodes = sorted(vals["node"].unique())
-        index = {n: i for i, n in enumerate(nodes)}
-        arrays = {}
-        for key, g in keys:
-            unit = str(g["unit"].iloc[0])
-            value = g["value"].to_numpy(dtype=float)
-            bad = ~(np.isfinite(value) & (value > 0))
-            for row in g[bad].itertuples():
-                drain(row.node, key[0], key[1], f"{key[2]} = {row.value!r} {unit} is not a measurement",
-                      variable=key[2], unit=unit)
-            g = g[~bad]
-            if g.empty:
-                continue
-            ni = g["node"].map(index).to_numpy()
-            rep = g.groupby("node").cumcount().to_numpy()
-            arr = np.full((len(nodes), rep.max() + 1), np.nan)
-            arr[ni, rep] = nm.badness(g["value"].to_numpy(dtype=float), unit)
-            arrays[key] = (arr, unit)
-            # a node whose runs of the check gave fewer values of this variable than it has runs (NaN,
-            # a string, nothing: the reader leaves them out)
-            got = g.groupby("node").size().to_dict()
-            for node in sorted(ran_on.get((key[0], key[1]), set())):
-                want = n_runs.get((node, key[1], key[0]), 0)
-                if got.get(node, 0) < want:
-                    drain(node, key[0], key[1], f"{key[2]}: {want - got.get(node, 0)} of {want} runs gave no value "
-                          "(NaN, not a number, or none)", variable=key[2], unit=unit)
-        m = np.zeros(len(nodes), dtype=int)
-        for arr, _ in arrays.values():
-            m += np.isfinite(arr).any(axis=1)
-        mm = np.clip(m, 1, None)
-        for key, (arr, unit) in arrays.items():
-            c = (cls or {}).get("variables", {}).get(key) if cls else None
-            res = fleetrule.judge(arr, mm, alpha, min_loss, c)
-            has = np.isfinite(res["value"])
-            for i in np.nonzero(has)[0]:
-                j = judged[nodes[i]]
-                j[0].add(key[0])
-                j[1] += 1
-                j[2].append(int(res["k"][i]))
-            out.noise.append(noise_row(key, unit, res, has, c, target, int(np.median(mm[has])) if has.any() else 1))
-            if has.sum() and res["bimodal"] and c is None:
-                slow = has & ~(res["z"] < -res["bound"])
-                out.notes.append(f"{key[0]} {key[2]} ({key[1]}): the fleet is bimodal ({int((has & ~slow).sum())} "
-                                 f"nodes faster beyond the bound): without a class file (--class) its slower group "
-                                 "is drained; with one, every node is judged against the class's centre")
-                for i in np.nonzero(slow)[0]:
-                    drain(nodes[i], key[0], key[1], f"{key[2]}: in the slower group of a bimodal fleet (no class "
-                          "file to judge it against)", **_row_numbers(res, i, unit, key[2]))
-                continue
-            if has.sum() and not res["judgeable"][has].any():
-                few_nodes.append(f"{key[0]} {key[2]}")
-            if c is not None and bool(np.asarray(res["shifted"]).any()):
-                out.notes.append(f"{key[0]} {key[2]} ({key[1]}): this batch sits away from the class file's centre "
-                                 "(beyond 3 standard errors): judged against its own nodes")
-            flags += screened(arr, mm, res, key, unit, nodes, max(alpha, suspect_alpha), min_loss, c)
-            if has.any() and int(res["k"][has].min()) < 2:
-                one_repeat.append(f"{key[0]} {key[2]}")
-        if few_nodes:
-            out.notes.append(f"{len(few_nodes)} variable(s) with fewer than {fleetrule.MIN_NODES + 1} nodes and no "
-                             f"class file (--class), e.g. {few_nodes[0]}: the fleet cannot judge them; the verdict "
-                             "rests on the checks' own references there")
-        if one_repeat:
-            out.notes.append(f"{len(one_repeat)} variable(s) with a node of one repeat, e.g. {one_repeat[0]}: its "
-                             "within-node spread is unknown (k = 1), so the verdict can only find suspects "
-                             f"(run with --repeat={RETEST_REPEATS})")
+    return vals
+
+
+def _judge_fleet(tally: _Tally, vals: pd.DataFrame, single: pd.DataFrame, alpha: float, min_loss: float,
+                 target: float, cls: dict | None, suspect_alpha: float) -> None:
+    """Step 2: the fleet rule on every variable: its noise row and notes, its flagged nodes drained or suspects."""
+    nodes = sorted(vals["node"].unique())
+    arrays = _variable_arrays(tally, vals, single, nodes)
+    m = np.zeros(len(nodes), dtype=int)
+    for arr, _ in arrays.values():
+        m += np.isfinite(arr).any(axis=1)
+    mm = np.clip(m, 1, None)
+    flags: list[tuple] = []
+    few_nodes: list[str] = []
+    one_repeat: list[str] = []
+    for key, (arr, unit) in arrays.items():
+        c = (cls or {}).get("variables", {}).get(key) if cls else None
+        res = fleetrule.judge(arr, mm, alpha, min_loss, c)
+        has = np.isfinite(res["value"])
+        _count_judged(tally, key, res, has, nodes)
+        tally.out.noise.append(noise_row(key, unit, res, has, c, target,
+                                         int(np.median(mm[has])) if has.any() else 1))
+        if has.sum() and res["bimodal"] and c is None:
+            _drain_bimodal(tally, key, unit, res, has, nodes)
+            continue
+        if has.sum() and not res["judgeable"][has].any():
+            few_nodes.append(f"{key[0]} {key[2]}")
+        if c is not None and bool(np.asarray(res["shifted"]).any()):
+            tally.out.notes.append(f"{key[0]} {key[2]} ({key[1]}): this batch sits away from the class file's "
+                                   "centre (beyond 3 standard errors): judged against its own nodes")
+        flags += screened(arr, mm, res, key, unit, nodes, max(alpha, suspect_alpha), min_loss, c)
+        if has.any() and int(res["k"][has].min()) < 2:
+            one_repeat.append(f"{key[0]} {key[2]}")
+    _note_unjudged(tally, few_nodes, one_repeat)
+    _drain_or_suspect(tally, flags)
+
+
+def _variable_arrays(tally: _Tally, vals: pd.DataFrame, single: pd.DataFrame,
+                     nodes: list[str]) -> dict[tuple, tuple[np.ndarray, str]]:
+    """{(check, partition, variable): (node x repeat badness, unit)}; a node with a value that is no
+    measurement, or with runs that gave no value, drained."""
+    measured = single[single["result"].isin(["pass", "fail"])]
+    ran_on = measured.groupby(["test", "part"])["node"].agg(lambda s: set(s)).to_dict()
+    n_runs = measured[measured["fail_phase"].astype(str) != "sanity"].groupby(["node", "part", "test"]).size().to_dict()
+    index = {n: i for i, n in enumerate(nodes)}
+    arrays = {}
+    for key, g in vals.groupby(["test", "part", "var"], sort=True):
+        unit = str(g["unit"].iloc[0])
+        value = g["value"].to_numpy(dtype=float)
+        bad = ~(np.isfinite(value) & (value > 0))
+        for row in g[bad].itertuples():
+            tally.drain(row.node, key[0], key[1], f"{key[2]} = {row.value!r} {unit} is not a measurement",
+                        variable=key[2], unit=unit)
+        g = g[~bad]
+        if g.empty:
+            continue
+        ni = g["node"].map(index).to_numpy()
+        rep = g.groupby("node").cumcount().to_numpy()
+        arr = np.full((len(nodes), rep.max() + 1), np.nan)
+        arr[ni, rep] = nm.badness(g["value"].to_numpy(dtype=float), unit)
+        arrays[key] = (arr, unit)
+        # a node whose runs of the check gave fewer values of this variable than it has runs (NaN,
+        # a string, nothing: the reader leaves them out)
+        got = g.groupby("node").size().to_dict()
+        for node in sorted(ran_on.get((key[0], key[1]), set())):
+            want = n_runs.get((node, key[1], key[0]), 0)
+            if got.get(node, 0) < want:
+                tally.drain(node, key[0], key[1], f"{key[2]}: {want - got.get(node, 0)} of {want} runs gave no "
+                            "value (NaN, not a number, or none)", variable=key[2], unit=unit)
+    return arrays
+
+
+def _count_judged(tally: _Tally, key: tuple, res: dict, has: np.ndarray, nodes: list[str]) -> None:
+    """Count a judged variable to each node it has a value of (its check, one variable, its k)."""
+    for i in np.nonzero(has)[0]:
+        j = tally.judged[nodes[i]]
+        j[0].add(key[0])
+        j[1] += 1
+        j[2].append(int(res["k"][i]))
+
+
+def _drain_bimodal(tally: _Tally, key: tuple, unit: str, res: dict, has: np.ndarray, nodes: list[str]) -> None:
+    """A bimodal fleet without a class file: a note, and its slower group drained."""
+    slow = has & ~(res["z"] < -res["bound"])
+    tally.out.notes.append(f"{key[0]} {key[2]} ({key[1]}): the fleet is bimodal ({int((has & ~slow).sum())} "
+                           f"nodes faster beyond the bound): without a class file (--class) its slower group "
+                           "is drained; with one, every node is judged against the class's centre")
+    for i in np.nonzero(slow)[0]:
+        tally.drain(nodes[i], key[0], key[1], f"{key[2]}: in the slower group of a bimodal fleet (no class "
+                    "file to judge it against)", **_row_numbers(res, i, unit, key[2]))
+
+
+def _note_unjudged(tally: _Tally, few_nodes: list[str], one_repeat: list[str]) -> None:
+    """The notes of the variables of too few nodes, and of those with a node of one repeat."""
+    if few_nodes:
+        tally.out.notes.append(f"{len(few_nodes)} variable(s) with fewer than {fleetrule.MIN_NODES + 1} nodes and "
+                               f"no class file (--class), e.g. {few_nodes[0]}: the fleet cannot judge them; the "
+                               "verdict rests on the checks' own references there")
+    if one_repeat:
+        tally.out.notes.append(f"{len(one_repeat)} variable(s) with a node of one repeat, e.g. {one_repeat[0]}: "
+                               "its within-node spread is unknown (k = 1), so the verdict can only find suspects "
+                               f"(run with --repeat={RETEST_REPEATS})")
+
+
+def _drain_or_suspect(tally: _Tally, flags: list[tuple]) -> None:
+    """Each flag (screened's): its node drained with MIN_FINAL or more repeats, else a suspect."""
     for node, key, unit, res, i in flags:
         k = int(res["k"][i])
         nums = _row_numbers(res, i, unit, key[2])
@@ -327,33 +411,40 @@ def evaluate(cases: pd.DataFrame, perf: pd.DataFrame, alpha: float = nm.ALPHA, m
         text = (f"{key[2]} {res['loss'][i]:.1%} slower ({side} the fleet), z {res['z'][i]:.1f} > "
                 f"{res['bound'][i]:.1f}, k={k}")
         if k >= MIN_FINAL:
-            drain(node, key[0], key[1], text, **nums)
+            tally.drain(node, key[0], key[1], text, **nums)
         else:
-            out.suspects.append(dict(node=node, check=key[0], partition=key[1], variable=key[2],
-                                     loss=float(res["loss"][i]), z=float(res["z"][i]),
-                                     bound=float(res["bound"][i]), k=k, retest=""))
+            tally.out.suspects.append(dict(node=node, check=key[0], partition=key[1], variable=key[2],
+                                           loss=float(res["loss"][i]), z=float(res["z"][i]),
+                                           bound=float(res["bound"][i]), k=k, retest=""))
 
-    # 3. the checks across nodes
+
+def _judge_across_nodes(tally: _Tally, multi: pd.DataFrame, perf: pd.DataFrame,
+                        variables: re.Pattern | None) -> None:
+    """Step 3: a multi-node check drains the nodes its pairs show slow; failed without one, all its nodes."""
     for (test, part), rows in multi.groupby(["test", "part"]):
         nodes_of = sorted({n for _, r in rows.iterrows() for n in case_nodes(r)})
         pvals = perf[(perf["test"] == test) & (perf["part"] == part) & perf["node"].isna()]
         found, note = judge_pairs(pvals, nodes_of, variables)
-        out.notes += [f"{test} ({part}): {note}"] if note else []
+        tally.out.notes += [f"{test} ({part}): {note}"] if note else []
         for node, reason in found.items():
-            drain(node, test, part, reason)
+            tally.drain(node, test, part, reason)
         failed = rows[~rows["result"].isin(["pass", "skip"])]
         if len(failed) and not found:
             why = str(failed["fail_reason"].fillna("no reason given").iloc[0]).strip().splitlines() or [""]
             for node in nodes_of:
-                drain(node, test, part, f"{test} {failed['result'].iloc[0]} across {len(nodes_of)} nodes "
-                      f"({failed['fail_phase'].iloc[0] or ''}: {why[0]}); no single node identified: retest them")
+                tally.drain(node, test, part, f"{test} {failed['result'].iloc[0]} across {len(nodes_of)} nodes "
+                            f"({failed['fail_phase'].iloc[0] or ''}: {why[0]}); no single node identified: "
+                            "retest them")
 
-    # 4. the lists
-    for node in sorted(reasons):
-        out.drain += reasons[node]
-    suspects = defaultdict(list)
+
+def _list_drains_and_suspects(tally: _Tally, cases: pd.DataFrame) -> defaultdict[str, list[dict]]:
+    """Step 4: the drain list by node; the suspects not drained, with their retest command: {node: rows}."""
+    out = tally.out
+    for node in sorted(tally.reasons):
+        out.drain += tally.reasons[node]
+    suspects: defaultdict[str, list[dict]] = defaultdict(list)
     for s in out.suspects:
-        if s["node"] not in reasons:
+        if s["node"] not in tally.reasons:
             suspects[s["node"]].append(s)
     out.suspects = [s for n in sorted(suspects) for s in suspects[n]]
     cmdline = session_cmdlines(cases)
@@ -361,28 +452,35 @@ def evaluate(cases: pd.DataFrame, perf: pd.DataFrame, alpha: float = nm.ALPHA, m
         cmd = retest_command(cmdline, node, sorted({r["check"] for r in rows}), rows[0]["partition"])
         for r in rows:
             r["retest"] = cmd
-    all_nodes = sorted(node_part)
-    if not len(vals) and not len(multi[multi["result"].isin(["pass", "fail"])]):
-        out.nothing = True
-        out.notes.append("the sessions measured nothing (every test case skipped or without a result)")
-        for node in all_nodes:
-            if node not in reasons:
-                out.drain.append(dict(node=node, check="", partition=",".join(sorted(node_part[node])),
-                                      reason="no result for any check (nothing was measured on it)"))
-                reasons[node] = []
-    for node in all_nodes:
-        if node in reasons:
+    return suspects
+
+
+def _nothing_measured(tally: _Tally, node_part: dict[str, set[str]]) -> None:
+    """Sessions that measured nothing: a note, and every node not drained yet drained."""
+    tally.out.nothing = True
+    tally.out.notes.append("the sessions measured nothing (every test case skipped or without a result)")
+    for node in sorted(node_part):
+        if node not in tally.reasons:
+            tally.out.drain.append(dict(node=node, check="", partition=",".join(sorted(node_part[node])),
+                                        reason="no result for any check (nothing was measured on it)"))
+            tally.reasons[node] = []
+
+
+def _list_passes(tally: _Tally, node_part: dict[str, set[str]], sessions: dict[str, set[str]],
+                 suspects: dict[str, list[dict]]) -> None:
+    """The pass list: every node not drained, a pass (on retest: of several sessions) or a suspect."""
+    for node in sorted(node_part):
+        if node in tally.reasons:
             continue
-        checks, nvars, ks = judged.get(node, [set(), 0, []])
+        checks, nvars, ks = tally.judged.get(node, [set(), 0, []])
         many = len(sessions.get(node, ())) > 1
         if node in suspects:
             verdict, note = "suspect", f"not final with k={min(r['k'] for r in suspects[node])}: retest (suspects.csv)"
         else:
             verdict = "pass on retest" if many else "pass"
             note = "" if nvars else "no per-node variable judged (checks across nodes only)"
-        out.passed.append(dict(node=node, verdict=verdict, checks=len(checks), variables=nvars,
-                               k=min(ks) if ks else "", sessions=len(sessions.get(node, ())), note=note))
-    return out
+        tally.out.passed.append(dict(node=node, verdict=verdict, checks=len(checks), variables=nvars,
+                                     k=min(ks) if ks else "", sessions=len(sessions.get(node, ())), note=note))
 
 
 def _in_unit(badness: float, unit: str) -> float | str:
@@ -392,7 +490,7 @@ def _in_unit(badness: float, unit: str) -> float | str:
     return math.exp(badness) if nm.higher_is_worse(unit) else math.exp(-badness)
 
 
-def _row_numbers(res: dict, i: int, unit: str, var: str) -> dict:
+def _row_numbers(res: dict, i: int | np.integer, unit: str, var: str) -> dict:
     return dict(variable=var, unit=unit, value=_in_unit(res["value"][i], unit),
                 centre=_in_unit(res["centre"][i], unit), loss=_num(res["loss"][i]), z=_num(res["z"][i]),
                 bound=_num(res["bound"][i]), within=_num(float(res["within"])), between=_num(res["between"][i]),
@@ -442,6 +540,21 @@ def judge_pairs(pvals: pd.DataFrame, nodes: list[str], variables: re.Pattern | N
     pair is one class (the note says so)."""
     if len(nodes) < fleetrule.MIN_NODES or pvals.empty:
         return {}, ""
+    groups, units = _pair_groups(pvals, nodes, variables)
+    if not groups:
+        return {}, ""
+    index = {n: i for i, n in enumerate(nodes)}
+    found: dict[str, str] = {}
+    for base, pairs in sorted(groups.items()):
+        _find_slow_nodes(found, base, pairs, units[base], nodes, index)
+    note = ("the session report holds no switch classes of the pairs (SLURM_TOPOLOGY_ADDR is in the run's "
+            "output folder only): every pair judged as one class")
+    return found, note
+
+
+def _pair_groups(pvals: pd.DataFrame, nodes: list[str], variables: re.Pattern | None
+                 ) -> tuple[dict[str, dict[tuple[str, str], list[float]]], dict[str, str]]:
+    """({base: {(a, b): [values]}}, {base: unit}) of the pair variables (``variables`` matches) of ``pvals``."""
     known = set(nodes)
     names = "|".join(re.escape(n) for n in sorted(nodes, key=len, reverse=True))
     pattern = re.compile(rf"^(?P<base>.+)_(?P<a>{names})-(?P<b>{names})(?P<flag>_nop2p)?$")
@@ -456,7 +569,7 @@ def judge_pairs(pvals: pd.DataFrame, nodes: list[str], variables: re.Pattern | N
         mt = pattern.match(var)
         return (mt.group("base"), mt.group("a"), mt.group("b")) if mt else None
 
-    groups = defaultdict(lambda: defaultdict(list))
+    groups: defaultdict[str, defaultdict[tuple[str, str], list[float]]] = defaultdict(lambda: defaultdict(list))
     units = {}
     for var, value, unit in zip(pvals["var"].astype(str), pvals["value"], pvals["unit"]):
         got = split(var)
@@ -464,54 +577,59 @@ def judge_pairs(pvals: pd.DataFrame, nodes: list[str], variables: re.Pattern | N
             continue
         groups[got[0]][(got[1], got[2])].append(float(value))
         units[got[0]] = str(unit)
-    if not groups:
-        return {}, ""
-    index = {n: i for i, n in enumerate(nodes)}
-    found = {}
-    for base, pairs in sorted(groups.items()):
-        unit = units[base]
-        keys = list(pairs)
-        a = np.array([index[p[0]] for p in keys])
-        b = np.array([index[p[1]] for p in keys])
-        bad_value = np.array([min(v) for v in pairs.values()]) <= 0
-        with np.errstate(all="ignore"), nm._quiet():  # repeats of a pair: their median
-            val = nm.badness([v[0] if len(v) == 1 else statistics.median(v) for v in pairs.values()], unit)
-        exact = len(keys) <= PAIR_EXACT_MAX
-        if not exact:  # a node's own pairs are 2 / N of them: the class's median and MAD serve
-            fin = val[np.isfinite(val)]
-            med_all = np.median(fin) if len(fin) else np.nan
-            mad_all = np.median(np.abs(fin - med_all)) if len(fin) else np.nan
-        order = np.argsort(np.concatenate([a, b]), kind="stable")
-        ends = np.concatenate([a, b])[order]
-        starts = np.searchsorted(ends, np.arange(len(nodes) + 1))
-        for n in range(len(nodes)):
-            idx = order[starts[n]:starts[n + 1]] % len(keys)  # the pairs with node n
-            if not len(idx):
+    return dict(groups), units
+
+
+def _find_slow_nodes(found: dict[str, str], base: str, pairs: dict[tuple[str, str], list[float]], unit: str,
+                     nodes: list[str], index: dict[str, int]) -> None:
+    """Add to ``found`` (its first reason kept) each node most of whose pairs are slow on ``base``."""
+    keys = list(pairs)
+    a = np.array([index[p[0]] for p in keys])
+    b = np.array([index[p[1]] for p in keys])
+    bad_value = np.array([min(v) for v in pairs.values()]) <= 0
+    with np.errstate(all="ignore"), nm._quiet():  # repeats of a pair: their median
+        val = nm.badness([v[0] if len(v) == 1 else statistics.median(v) for v in pairs.values()], unit)
+    exact = len(keys) <= PAIR_EXACT_MAX
+    if not exact:  # a node's own pairs are 2 / N of them: the class's median and MAD serve
+        fin = val[np.isfinite(val)]
+        med_all = np.median(fin) if len(fin) else np.nan
+        mad_all = np.median(np.abs(fin - med_all)) if len(fin) else np.nan
+    order = np.argsort(np.concatenate([a, b]), kind="stable")
+    ends = np.concatenate([a, b])[order]
+    starts = np.searchsorted(ends, np.arange(len(nodes) + 1))
+    for n in range(len(nodes)):
+        idx = order[starts[n]:starts[n + 1]] % len(keys)  # the pairs with node n
+        if not len(idx):
+            continue
+        if exact:
+            centre = _others_centre(val, idx)
+            if centre is None:
                 continue
-            mine = np.zeros(len(keys), dtype=bool) if exact else None
-            if exact:
-                mine[idx] = True
-                others = val[~mine]
-                others = others[np.isfinite(others)]
-                if len(others) < 2:
-                    continue
-                med = np.median(others)
-                mad = np.median(np.abs(others - med))
-            else:
-                med, mad = med_all, mad_all
-            v = val[idx]
-            gap = -np.expm1(-(v - med))  # the loss of each of its pairs
-            z = np.where(mad > 0, Z_SCALE * (v - med) / (mad or 1), np.inf)
-            slow = ((gap >= PAIR_MIN_GAP) & (z > PAIR_MAX_Z)) | bad_value[idx] | ~np.isfinite(v)
-            if slow.sum() * 2 > len(idx):
-                worst = int(np.argmax(np.nan_to_num(gap, nan=1.0)))
-                pair = keys[int(idx[worst])]
-                found.setdefault(nodes[n], f"{int(slow.sum())} of {len(idx)} pairs with it slow on {base}; "
-                                 f"worst {pair[0]}-{pair[1]} {np.nan_to_num(gap, nan=1.0)[worst]:.0%} slower than "
-                                 "the other pairs' median")
-    note = ("the session report holds no switch classes of the pairs (SLURM_TOPOLOGY_ADDR is in the run's "
-            "output folder only): every pair judged as one class")
-    return found, note
+            med, mad = centre
+        else:
+            med, mad = med_all, mad_all
+        v = val[idx]
+        gap = -np.expm1(-(v - med))  # the loss of each of its pairs
+        z = np.where(mad > 0, Z_SCALE * (v - med) / (mad or 1), np.inf)
+        slow = ((gap >= PAIR_MIN_GAP) & (z > PAIR_MAX_Z)) | bad_value[idx] | ~np.isfinite(v)
+        if slow.sum() * 2 > len(idx):
+            worst = int(np.argmax(np.nan_to_num(gap, nan=1.0)))
+            pair = keys[int(idx[worst])]
+            found.setdefault(nodes[n], f"{int(slow.sum())} of {len(idx)} pairs with it slow on {base}; "
+                             f"worst {pair[0]}-{pair[1]} {np.nan_to_num(gap, nan=1.0)[worst]:.0%} slower than "
+                             "the other pairs' median")
+
+
+def _others_centre(val: np.ndarray, idx: np.ndarray) -> tuple[float, float] | None:
+    """(median, MAD) of the finite pair values but those at ``idx``; None with fewer than 2 of them."""
+    mine = np.zeros(len(val), dtype=bool)
+    mine[idx] = True
+    others = val[~mine]
+    others = others[np.isfinite(others)]
+    if len(others) < 2:
+        return None
+    med = np.median(others)
+    return med, np.median(np.abs(others - med))
 
 
 # -- retest commands -----------------------------------------------------------------------------
@@ -634,8 +752,9 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_BAD_INPUT)
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = _Parser(prog="gpucomm acceptance", description=__doc__.splitlines()[0])
+def _parser() -> _Parser:
+    """The command line's parser."""
+    ap = _Parser(prog="gpucomm acceptance", description=(__doc__ or "").splitlines()[0])
     ap.add_argument("sessions", nargs="+", metavar="SESSION",
                     help="ReFrame run reports (JSON) or stored sessions' uuids: their repeats are pooled")
     ap.add_argument("--out", default=".", help="folder for drain.csv, pass.csv, suspects.csv, noise.csv")
@@ -653,8 +772,13 @@ def main(argv: list[str] | None = None) -> int:
                     help=f"the loss each variable should be judged to see (default {TARGET_LOSS}): noise.csv")
     ap.add_argument("--variables", metavar="REGEX", type=_regex,
                     help="judge only the perf variables matching REGEX (e.g. goodput: bandwidths only)")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The command (the module's docstring): its exit status."""
     try:
-        args = ap.parse_args(argv)
+        args = _parser().parse_args(argv)
     except SystemExit as exc:
         return EXIT_BAD_INPUT if exc.code else EXIT_OK
     drain_path = os.path.join(args.out, "drain.csv")
@@ -677,6 +801,14 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         print(f"{ERROR_PREFIX} cannot write the verdict to {args.out}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    _print_verdict(verdict, args.out)
+    if verdict.drain or verdict.nothing:
+        return EXIT_REPORT_FAIL
+    return EXIT_ACCEPTANCE_RETEST if verdict.suspects else EXIT_OK
+
+
+def _print_verdict(verdict: Verdict, out: str) -> None:
+    """The verdict in words on stdout: notes, noise, the counts, each drain and suspect, the scontrol lines."""
     for note in verdict.notes:
         print(f"note: {note}")
     for row in verdict.noise:
@@ -685,7 +817,7 @@ def main(argv: list[str] | None = None) -> int:
     nodes = {r["node"] for r in verdict.drain}
     sus = {r["node"] for r in verdict.suspects}
     print(f"{len(verdict.passed) - len(sus)} node(s) pass, {len(sus)} suspect(s) to retest, {len(nodes)} to drain "
-          f"(in {args.out}: drain.csv, pass.csv, suspects.csv, noise.csv)")
+          f"(in {out}: drain.csv, pass.csv, suspects.csv, noise.csv)")
     for row in verdict.drain:
         print(f"  {row['node']}: {row['check']} {row['reason']}")
     for row in verdict.suspects:
@@ -693,9 +825,6 @@ def main(argv: list[str] | None = None) -> int:
               f"z {row['z']:.1f} at k={row['k']}; retest: {row['retest']}")
     for line in scontrol_lines(verdict.drain):
         print(line)
-    if verdict.drain or verdict.nothing:
-        return EXIT_REPORT_FAIL
-    return EXIT_ACCEPTANCE_RETEST if verdict.suspects else EXIT_OK
 
 
 if __name__ == "__main__":

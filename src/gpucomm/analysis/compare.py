@@ -13,14 +13,17 @@ This module builds commands and tables and runs nothing itself but through ``run
 ``runner``: the tests drive it with captured outputs.
 """
 
+from __future__ import annotations
+
 import csv
 import io
 import json
 import os
 import statistics
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional
+from typing import Any, Dict, List, Optional, cast
 
 from ..contract import by_size, parse_output, record_value
 from ..errors import GpucommError
@@ -103,7 +106,7 @@ class _Tools:
     """The native tools' runs of one comparison (make_pairs' options): osu_latency with -c at the
     latency sizes, osu_latency and osu_bw without -c at the bandwidth sizes, nccl-tests."""
 
-    def __init__(self, sizes, iters, warmup, lat_iters, lat_warmup):
+    def __init__(self, sizes: list[int], iters: int, warmup: int, lat_iters: int, lat_warmup: int) -> None:
         self.sizes, self.iters, self.warmup = sizes, iters, warmup
         self.lat_iters, self.lat_warmup = lat_iters, lat_warmup
         self.lat = [s for s in sizes if s < BIG]
@@ -132,7 +135,8 @@ class _Tools:
         return self.osu("osu_bw", self.lo, self.hi, window=w, device=dev)
 
 
-def make_pairs(ngpus=2, sizes=SIZES, iters=50, warmup=5, window=8, lat_iters=0, lat_warmup=0):
+def make_pairs(ngpus: int = 2, sizes: list[int] = SIZES, iters: int = 50, warmup: int = 5, window: int = 8,
+               lat_iters: int = 0, lat_warmup: int = 0) -> list[Pair]:
     """The comparison pairs (bench/compare's docstring: what is compared with what; CRITERIA:
     why operation against the same operation).  ``iters`` and ``warmup`` go to every tool;
     ``lat_iters`` and ``lat_warmup`` (0: the same), to the latency sizes of the pairs judged
@@ -179,7 +183,7 @@ def make_pairs(ngpus=2, sizes=SIZES, iters=50, warmup=5, window=8, lat_iters=0, 
     ]
 
 
-def criterion(pair, variant, kind):
+def criterion(pair: str, variant: str, kind: str) -> tuple[str, float] | None:
     if (pair, variant, kind) in CRITERIA:
         return CRITERIA[(pair, variant, kind)]
     return CRITERIA.get((pair, "*", kind))
@@ -187,7 +191,7 @@ def criterion(pair, variant, kind):
 
 # ---------------------------------------------------------------- parsing
 
-def parse_payload(text):
+def parse_payload(text: str) -> dict[int, dict[str, Any]]:
     """{size: record} from the payload's --json file, or from its GPUCOMM-RESULT stdout lines."""
     try:
         return by_size(json.loads(text)["results"])
@@ -199,7 +203,7 @@ def parse_payload(text):
     return recs
 
 
-def parse_ce(text):
+def parse_ce(text: str) -> dict[int, dict[str, Any]]:
     """{size: record} from bench/ce_copy.py's 'CE-COPY {json}' line: the 'write' copy (issued
     on the source GPU, like ipc-copy's push): the median of single copies (goodput_GBps, for
     the ping-pong) and the rate of its copies back to back (back_to_back_GBps, for bw)."""
@@ -213,7 +217,7 @@ def parse_ce(text):
     raise GpucommError("no CE-COPY line in bench/ce_copy.py's output")
 
 
-def parse_native(kind, text, binary, nranks):
+def parse_native(kind: str, text: str, binary: str, nranks: int) -> dict[int, dict[str, Any]]:
     """{size: record} of one native run, with the package's parsers; a record whose tool
     validation failed raises (a wrong result is no comparison)."""
     if kind == "ce":
@@ -252,11 +256,13 @@ def _criterion_text(crit, native_name):
     return f"<= {native_name}" + (f" + {x:g} us" if x else "")
 
 
-def judge(crit, kind, size, payload, native):
+def judge(crit: tuple[str, float] | None, kind: str, size: int, payload: float | None,
+          native: float | None) -> str:
     """'PASS', 'FAIL' or '' (no criterion here) for one row."""
     if crit is None or payload is None or (native is None and crit[0] != "abs_max"):
         return "" if crit is None else "FAIL"
     how, x = crit
+    native = cast(float, native)  # None only for abs_max, which reads no native value
     if how == "ratio_min":
         return "" if size < BIG else ("PASS" if payload / native >= x else "FAIL")
     if kind != "lat":
@@ -268,7 +274,8 @@ def judge(crit, kind, size, payload, native):
     return "PASS" if payload <= native + x else "FAIL"
 
 
-def table_rows(pair, payload_runs, native_runs):
+def table_rows(pair: Pair, payload_runs: dict[str, list[dict[int, dict[str, Any]]]],
+               native_runs: dict[str, list[dict[int, dict[str, Any]]]]) -> list[dict[str, Any]]:
     """Rows for one pair.  ``payload_runs``: {variant: [{size: record} per run]};
     ``native_runs``: {tool key: [{size: record} per run]}; failed runs are left out."""
     rows = []
@@ -296,7 +303,7 @@ def _fmt(v, digits=3):
     return "" if v is None else (f"{v:.{digits}f}" if isinstance(v, float) else str(v))
 
 
-def markdown(rows, not_run):
+def markdown(rows: list[dict[str, Any]], not_run: list[tuple[str, str]]) -> str:
     """The ratio table, then one line per pair (or variant) that did not run."""
     out = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     for r in rows:
@@ -307,7 +314,7 @@ def markdown(rows, not_run):
     return "\n".join(out) + "\n"
 
 
-def csv_text(rows, not_run):
+def csv_text(rows: list[dict[str, Any]], not_run: list[tuple[str, str]]) -> str:
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=COLUMNS + ["not_run"], lineterminator="\n")
     w.writeheader()
@@ -334,7 +341,7 @@ class Setup:
     repo: str = "."
 
 
-def locate(pair_tool, setup):
+def locate(pair_tool: dict[str, Any], setup: Setup) -> tuple[str | None, str | None]:
     """Path of a native binary, or (None, why)."""
     name = pair_tool["binary"]
     if pair_tool["kind"] == "ce":
@@ -350,14 +357,16 @@ def _mpi(setup, n):
     return [setup.mpirun, "-np", str(n)] + list(setup.mpirun_opts)
 
 
-def payload_cmd(pair, variant, setup, sizes, iters, warmup, json_path):
+def payload_cmd(pair: Pair, variant: str, setup: Setup, sizes: list[int], iters: int, warmup: int,
+                json_path: str) -> list[str]:
     return (_mpi(setup, pair.nranks) +
             [setup.python, "-m", "gpucomm", pair.op, "--method", pair.method, "--sizes", _sizes_arg(sizes),
              "--iters", str(iters), "--warmup", str(warmup), "--json", json_path]
             + pair.variants[variant])
 
 
-def payload_cmds(pair, variant, setup, sizes, iters, warmup, stem):
+def payload_cmds(pair: Pair, variant: str, setup: Setup, sizes: list[int], iters: int, warmup: int,
+                 stem: str) -> list[tuple[list[str], str]]:
     """[(argv, json path)]: one payload run, or two where the pair times its latency sizes with
     iterations of their own (``stem``-lat.json, then ``stem``.json)."""
     lat = [s for s in sizes if s < BIG]
@@ -371,7 +380,7 @@ def payload_cmds(pair, variant, setup, sizes, iters, warmup, stem):
     return [(payload_cmd(pair, variant, setup, sz, it, wu, path), path) for sz, it, wu, path in runs]
 
 
-def native_cmds(pair, tool, path, setup):
+def native_cmds(pair: Pair, tool: str, path: str, setup: Setup) -> list[tuple[int | None, list[str]]]:
     """[(size or None, argv)]: one command, or one per size for the single-size CE copy."""
     spec = pair.native[tool]
     if spec["kind"] == "ce":
@@ -379,7 +388,7 @@ def native_cmds(pair, tool, path, setup):
     return [(None, _mpi(setup, pair.nranks) + [path] + spec["args"])]
 
 
-def why_not(pair, setup):
+def why_not(pair: Pair, setup: Setup) -> str | None:
     """Why a whole pair cannot run here, or None."""
     if setup.mpirun is None:
         return "no mpirun"
@@ -388,12 +397,12 @@ def why_not(pair, setup):
     return None
 
 
-def prepare(pair, setup):
+def prepare(pair: Pair, setup: Setup) -> tuple[dict[str, str] | None, str | None]:
     """({tool: binary path}, None), or (None, why the pair cannot run here)."""
     why = why_not(pair, setup)
     if why:
         return None, why
-    paths = {}
+    paths: dict[str, Any] = {}  # a path wherever locate says nothing missing
     for tool, spec in pair.native.items():
         paths[tool], missing = locate(spec, setup)
         if missing:
@@ -401,7 +410,8 @@ def prepare(pair, setup):
     return paths, None
 
 
-def dry_run(pairs, setup, repeats, sizes=SIZES, iters=50, warmup=5, out="OUT"):
+def dry_run(pairs: list[Pair], setup: Setup, repeats: int, sizes: list[int] = SIZES, iters: int = 50,
+            warmup: int = 5, out: str = "OUT") -> str:
     """The commands ``run_pairs`` would run for each pair (one repetition of R), as text."""
     lines = []
     for pair in pairs:
@@ -414,17 +424,20 @@ def dry_run(pairs, setup, repeats, sizes=SIZES, iters=50, warmup=5, out="OUT"):
             stem = os.path.join(out, "raw", pair.name, f"R-payload-{variant}")
             lines += [" ".join(argv) for argv, _ in payload_cmds(pair, variant, setup, sizes, iters, warmup, stem)]
         for tool in pair.native:
-            lines += [" ".join(argv) for _, argv in native_cmds(pair, tool, paths[tool], setup)]
+            lines += [" ".join(argv) for _, argv in native_cmds(pair, tool, paths[tool], setup)]  # type: ignore[index]  # prepare gives paths wherever it gives no why
     return "\n".join(lines) + "\n"
 
 
-def run_pairs(pairs, setup, out, repeats, runner, sizes=SIZES, iters=50, warmup=5, log=print,
-              replay=False):
+def run_pairs(pairs: list[Pair], setup: Setup, out: str, repeats: int,
+              runner: Callable[[list[str], str], tuple[int, str]], sizes: list[int] = SIZES, iters: int = 50,
+              warmup: int = 5, log: Callable[[str], object] = print, replay: bool = False
+              ) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
     """Run every pair ``repeats`` times, payload and native alternating; write raw outputs to
     out/raw/, return (rows, not_run).  ``runner(argv, stdout_path) -> (returncode, text)``.
     ``replay``: the outputs are already in out/raw/ (see replay_runner), nothing is located."""
     rows, not_run = [], []
     for pair in pairs:
+        paths: dict[str, Any] | None
         if replay:
             paths, why = {t: spec["binary"] for t, spec in pair.native.items()}, None
         else:
@@ -447,8 +460,8 @@ def _run_pair(pair, paths, setup, raw, repeats, runner, sizes, iters, warmup):
     """One pair's runs, ``repeats`` times payload and native alternating, raw outputs in
     ``raw``: ({variant: [records by size]}, {tool: [records by size]}, {variant or tool: why it
     failed})."""
-    payload_runs = {v: [] for v in pair.variants}
-    native_runs = {t: [] for t in pair.native}
+    payload_runs: dict[str, list[dict]] = {v: [] for v in pair.variants}
+    native_runs: dict[str, list[dict]] = {t: [] for t in pair.native}
     failed = {}
     for r in range(repeats):
         for variant in pair.variants:
@@ -483,7 +496,7 @@ def _run_pair(pair, paths, setup, raw, repeats, runner, sizes, iters, warmup):
     return payload_runs, native_runs, failed
 
 
-def replay_runner(argv, stdout_path):
+def replay_runner(argv: list[str], stdout_path: str) -> tuple[int, str]:
     """A runner over an earlier run's out/raw/: its recorded output, so that a run cut short
     (a time limit) still gives the table of what it measured; a missing file did not run."""
     try:
@@ -500,7 +513,7 @@ def _first_error(text, rc):
     return f"exit {rc}: {(err or lines or ['no output'])[0][:200]}"
 
 
-def select(pairs, only):
+def select(pairs: list[Pair], only: str | None) -> list[Pair]:
     """The pairs named in ``only`` ('a,b'), all if empty; unknown names raise."""
     if not only:
         return pairs

@@ -17,11 +17,16 @@ import json
 import os
 import sys
 import time
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from . import drift, noisemodel as nm
+
+if TYPE_CHECKING:
+    import pandas as pd
+
 
 #: the noise levels of the benchmark's variables (10 each, as the fleet verdict's benchmark)
 NOISES = (0.005,) * 10 + (0.01,) * 10 + (0.05,) * 10
@@ -53,7 +58,7 @@ def series(nights: list, unit: str) -> drift.Series:
     return s
 
 
-def alarms(res) -> int:
+def alarms(res: pd.DataFrame) -> int:
     """Alarm events of a judged series: FAIL nights whose night before was no FAIL."""
     fail = (res["status"] == "FAIL").to_numpy()
     return int(np.sum(fail & ~np.r_[False, fail[:-1]]))
@@ -104,8 +109,8 @@ def detection(seed: int, trials: int, noise: float, kind: str, size: float, k: i
             "never": sum(d is None for d in delays)}
 
 
-def detectable_table(noises=(0.005, 0.01, 0.05), histories=(5, 10, 20, 30, 60), ks=(1, 2), m: int = len(NOISES),
-                     power: float = nm.POWER) -> list:
+def detectable_table(noises: Sequence[float] = (0.005, 0.01, 0.05), histories: Sequence[int] = (5, 10, 20, 30, 60),
+                     ks: Sequence[int] = (1, 2), m: int = len(NOISES), power: float = nm.POWER) -> list:
     """The one-night rule's detectable loss (found with ``power``) per noise, history length and k,
     from the bounds and the standard error, where the history's spread is the noise's own."""
     out = []
@@ -122,7 +127,7 @@ def detectable_table(noises=(0.005, 0.01, 0.05), histories=(5, 10, 20, 30, 60), 
     return out
 
 
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m gpucomm.analysis.drift_synthetic", description=__doc__.split("\n")[0])
     p.add_argument("--years", type=float, default=3.0)
     p.add_argument("--nodes", type=int, default=10)

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 from scipy import stats
@@ -83,6 +84,7 @@ def combine(var_s: np.ndarray, df_s: np.ndarray, var_c: float | None, df_c: floa
         return np.where(np.isfinite(var_s), np.clip(var_s, 0, None), 0.0), np.where(np.isfinite(var_s), df_s, np.inf)
     ok = np.isfinite(var_s) & (df_s > 0)
     with np.errstate(all="ignore"):
+        df_c = cast(float, df_c)  # given with var_c
         larger = ok & (var_s / var_c > stats.f.isf(LARGER_P, np.fmax(df_s, 1), max(df_c, 1)))
         pooled = (np.where(ok, df_s * np.clip(var_s, 0, None), 0.0) + df_c * var_c) / (np.where(ok, df_s, 0) + df_c)
     return np.where(larger, var_s, pooled), np.where(larger, df_s, np.where(ok, df_s, 0) + df_c)
@@ -119,7 +121,7 @@ def _between(b2_s: np.ndarray, spread: np.ndarray, nc: np.ndarray, mean_w2: np.n
 
 
 def _class_shifted(x: np.ndarray, own_w2: np.ndarray, bb: np.ndarray, cls: ClassNoise,
-                   bimodal: np.ndarray) -> tuple[np.ndarray, int]:
+                   bimodal: np.ndarray) -> tuple[np.ndarray, float]:
     """(whether the session's level sits away from the class's centre by more than SHIFT_Z
     standard errors, the class's node count): robust, a slow node does not move the level."""
     n_cls = max(cls.between_df + 1, 2)
@@ -130,7 +132,7 @@ def _class_shifted(x: np.ndarray, own_w2: np.ndarray, bb: np.ndarray, cls: Class
     return (np.abs(level - cls.centre) > SHIFT_Z * gap_sd) & ~bimodal, n_cls
 
 
-def judge(b: np.ndarray, m: int, alpha: float = nm.ALPHA, min_loss: float = 0.01,
+def judge(b: np.ndarray, m: np.ndarray | int, alpha: float = nm.ALPHA, min_loss: float = 0.01,
           cls: ClassNoise | None = None, power: float = nm.POWER) -> dict[str, np.ndarray]:
     """One variable of every node (``b``: badness, ``(..., n, k)``, NaN padded) judged against the
     fleet (the module's docstring); ``m``: how many variables each node is judged on.  Arrays of

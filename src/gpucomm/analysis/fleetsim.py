@@ -148,7 +148,7 @@ def session(args: argparse.Namespace) -> int:
     if args.slow is not None:
         b[SLOW_VARIABLE, nodes.index(args.slow)] += nm.loss_to_shift(0.07)
     values = 100.0 * np.exp(-b)
-    cases = []
+    cases: list[dict] = []
     for c in range(3):
         for i, node in enumerate(nodes):
             for r in range(args.k):

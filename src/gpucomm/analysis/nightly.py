@@ -21,6 +21,8 @@ its jobs and writes its report); whatever of reframe and the processes under it 
 constants.NIGHTLY_STOP_GRACE_S is killed, and the run ends with a FAIL line and exit 128 + the signal's number.
 """
 
+from __future__ import annotations
+
 import argparse
 import os
 import re
@@ -29,6 +31,9 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Sequence
+from types import FrameType
+from typing import cast
 
 from ..constants import (
     EXIT_BAD_INPUT,
@@ -62,7 +67,7 @@ def _repo_path(*parts):
         here = parent
 
 
-def build_parser():
+def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=PREFIX, description=__doc__.splitlines()[0],
                                 epilog="Every other argument goes to reframe.")
     p.add_argument("--mode", default="health", help="ReFrame's --mode (default: health)")
@@ -79,9 +84,9 @@ def build_parser():
     return p
 
 
-def reframe_command(mode, report_file, extra):
+def reframe_command(mode: str, report_file: str, extra: Sequence[str]) -> list[str]:
     from .report.inputs import reframe_argv
-    cmd = reframe_argv()
+    cmd = cast("list[str]", reframe_argv())  # None (no ReFrame): the + below raises TypeError, as it did
     if "-C" not in extra and "--config-file" not in extra and not os.environ.get("RFM_CONFIG_FILES"):
         config = _repo_path("config", "settings.py")
         cmd += ["-C", config] if config else []
@@ -91,7 +96,7 @@ def reframe_command(mode, report_file, extra):
     return cmd + ["--mode", mode, "-r", "--report-file", report_file] + list(extra)
 
 
-def missing_repository(extra):
+def missing_repository(extra: Sequence[str]) -> str | None:
     """Why the repository's checks/ or config/settings.py is needed and not found (this folder
     and those above it), or None."""
     if "-c" not in extra and "--checkpath" not in extra and not _repo_path("checks"):
@@ -104,7 +109,7 @@ def missing_repository(extra):
     return None
 
 
-def writable_folder(path):
+def writable_folder(path: str) -> str | None:
     """Why a file cannot be created at ``path``, or None."""
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
@@ -135,10 +140,10 @@ def _process_table():
     return table
 
 
-def descendants(pid):
+def descendants(pid: int) -> dict[int, str]:
     """{pid: start time} of every process under ``pid`` (the start time tells a reused pid)."""
     table = _process_table()
-    children = {}
+    children: dict[int, list[int]] = {}
     for child, (parent, _) in table.items():
         children.setdefault(parent, []).append(child)
     found, todo = {}, [pid]
@@ -150,7 +155,7 @@ def descendants(pid):
     return found
 
 
-def still_running(procs):
+def still_running(procs: dict[int, str]) -> dict[int, str]:
     """The processes of ``procs`` ({pid: start time}) that still run, as {pid: start time}."""
     table = _process_table()
     return {pid: t for pid, t in procs.items() if pid in table and table[pid][1] == t}
@@ -173,7 +178,7 @@ class ReframeRun:
         self.cmd, self.signal, self.errors, self.killed = cmd, None, [], 0
         self.proc, self.under, self.deadline = None, {}, None
 
-    def stop(self, signum, _frame=None):
+    def stop(self, signum: int, _frame: FrameType | None = None) -> None:
         if self.proc is None or self.proc.poll() is not None:  # reframe has ended: stop the report
             raise _Stopped(signum)
         self.signal = self.signal or signum
@@ -193,7 +198,7 @@ class ReframeRun:
             except (OSError, ValueError):  # our output is gone: keep reading reframe's
                 pass
 
-    def run(self):
+    def run(self) -> int:
         """reframe's exit status (negative: the signal that ended it)."""
         self.proc = subprocess.Popen(self.cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      start_new_session=True)
@@ -273,7 +278,7 @@ def _stop_verdict(signum, rc, killed, code):
     return 128 + signum
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> int:
     args, extra = build_parser().parse_known_args(sys.argv[1:] if argv is None else list(argv))
     if any(a == "--report-file" or a.startswith("--report-file=") for a in extra):
         _say("error: the report file is DIR/report.json (--out DIR), not --report-file")

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
-from typing import Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 from scipy import stats
@@ -226,7 +226,7 @@ class _quiet:
         self._w.__enter__()
         warnings.simplefilter("ignore", RuntimeWarning)
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, *exc: Any) -> None:
         self._w.__exit__(*exc)
 
 
@@ -241,7 +241,8 @@ def _truncated_rms(res: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return rms, np.isfinite(flat).sum(axis=-1)
 
 
-def _scales(k: np.ndarray, table: dict, res: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _scales(k: np.ndarray, table: Callable[[int], tuple[float, float]], res: np.ndarray
+            ) -> tuple[np.ndarray, np.ndarray]:
     """(root mean square scale, degrees of freedom) of a pool of nodes of ``k`` repeats each."""
     kk = np.clip(k, 2, None)
     scale = np.vectorize(lambda v: table(int(v))[0], otypes=[float])(kk)

@@ -34,12 +34,16 @@ not proposed unless --force (then with a one-line warning), and a bandwidth whos
 0 or below (anything passes) is never proposed.
 """
 
+from __future__ import annotations
+
 import argparse
 import os
 import re
 import statistics
 import sys
 from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
 
 from ..constants import EXIT_BAD_INPUT
 
@@ -57,9 +61,12 @@ MIN_RUNS = 3
 
 
 PAIR_SUFFIX = re.compile(r"_\d+-\d+$")
+#: a variable: (check, system:partition, variable)
+_Key = tuple[str, str, str]
 
 
-def collect(paths, pairs_pooled=False):
+def collect(paths: Sequence[str], pairs_pooled: bool = False
+            ) -> tuple[dict[_Key, list[float]], dict[_Key, str]]:
     """{(check, system:partition, variable): [values]} and {same: unit} over every report, read
     by the report command's reader (gpucomm.report.inputs); failed runs included (collect_healthy
     leaves them out)."""
@@ -67,7 +74,9 @@ def collect(paths, pairs_pooled=False):
     return values, units
 
 
-def collect_healthy(paths, pairs_pooled=False, healthy_only=True, keep_reference_failures=False):
+def collect_healthy(paths: Sequence[str], pairs_pooled: bool = False, healthy_only: bool = True,
+                    keep_reference_failures: bool = False
+                    ) -> tuple[dict[_Key, list[float]], dict[_Key, str], dict[_Key, int], int]:
     """(values, units, runs, excluded): values and units as collect(); runs {key: number of
     sessions}; excluded: how many test cases were left out as unhealthy (ReFrame failed them, or
     another case of their session), or with ``keep_reference_failures`` only those that failed
@@ -94,7 +103,8 @@ def collect_healthy(paths, pairs_pooled=False, healthy_only=True, keep_reference
     return values, units, {k: len(v) for k, v in sessions.items()}, excluded
 
 
-def fleet_collect(sessions, class_path=None):
+def fleet_collect(sessions: list[str], class_path: str | None = None
+                  ) -> tuple[dict[_Key, list[float]], dict[_Key, str], list[str]]:
     """collect()'s tables from healthy acceptance sessions (their repeats pooled per node): one
     value per node (the median of its repeats), the nodes that ``gpucomm acceptance`` drains or
     flags (a failed check, no result, an outlier) left out; ``class_path``: also write the class
@@ -139,7 +149,7 @@ def fleet_collect(sessions, class_path=None):
     return values, units, out
 
 
-def propose(vals, unit):
+def propose(vals: list[float], unit: str) -> list[Any] | None:
     """[ref, lower, upper, unit] (ReFrame's relative thresholds) from the healthy values, or None
     where a bandwidth's bound would be 0 or below (the runs spread too wide to bound anything)."""
     med = statistics.median(vals)
@@ -154,12 +164,12 @@ def propose(vals, unit):
     return [round(med, 3), round(bound / med - 1, 3), None, unit]
 
 
-def passes(v, ref):
+def passes(v: float, ref: Sequence[Any]) -> bool:
     val, lo, hi = ref[0], ref[1], ref[2]
     return (lo is None or v >= val * (1 + lo)) and (hi is None or v <= val * (1 + hi))
 
 
-def judge(paths, refs, pairs_pooled):
+def judge(paths: list[str], refs: dict[str, Any], pairs_pooled: bool) -> str:
     """Each later run (one report each) against the proposed references: its failing
     variables with value and bound, as markdown lines."""
     lines = ["| run | verdict | below or above its bound |", "|---|---|---|"]
@@ -179,8 +189,9 @@ def judge(paths, refs, pairs_pooled):
     return f"{len(paths) - failed} of {len(paths)} later runs pass\n\n" + "\n".join(lines) + "\n"
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def _parser() -> argparse.ArgumentParser:
+    """The command line's parser."""
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("reports", nargs="*")
     ap.add_argument("--fleet", metavar="SESSION", nargs="+",
                     help="healthy acceptance sessions (reports or stored uuids; repeats pooled): one value per "
@@ -200,58 +211,101 @@ def main(argv=None):
                          "re-deriving references that were too tight); other failed runs stay out")
     ap.add_argument("--force", action="store_true",
                     help=f"propose from fewer than {MIN_RUNS} healthy runs (with a warning)")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The command (the module's docstring): its exit status."""
+    ap = _parser()
     args = ap.parse_args(argv)
     if bool(args.reports) == bool(args.fleet):
         ap.error("give the reports of repeated runs, or --fleet SESSION")
     if args.class_file and not args.fleet:
         ap.error("--class is written from --fleet SESSION")
+    if not _paths_ok(args):
+        return EXIT_BAD_INPUT
+    got = _healthy_values(args)
+    if got is None:
+        return EXIT_BAD_INPUT
+    values, units, runs, excluded = got
+    if args.pool:
+        excluded += _pool_in(args, values, runs)
+    if excluded:
+        print(f"gpucomm tolerances: {excluded} test cases of failed runs left out (ReFrame failed "
+              "them or another case of their session)", file=sys.stderr)
+    if not _enough_runs(values, runs, args.force):
+        return EXIT_BAD_INPUT
+    rows, refs = _proposals(values, units)
+    table = ["| check | variable | runs | median | min | max | spread | lower | upper | unit | healthy runs |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"] + rows
+    text = "\n".join(table) + "\n"
+    if args.judge:
+        text += "\n" + judge(args.judge, refs, args.pairs_pooled)
+    return _write(args, text, refs)
+
+
+def _paths_ok(args: argparse.Namespace) -> bool:
+    """Whether the files to write can be and the files to read exist (else one line on stderr)."""
     for opt, path in (("--yaml", args.yaml), ("--md", args.md), ("--class", args.class_file)):
         if path and (os.path.isdir(path) or not os.path.isdir(os.path.dirname(os.path.abspath(path)))):
             what = "is a directory" if os.path.isdir(path) else "is in no existing directory"
             print(f"gpucomm tolerances: error: {opt} {path} {what}: give a file to write", file=sys.stderr)
-            return EXIT_BAD_INPUT
+            return False
     missing = [p for p in args.reports + args.pool + args.judge if not os.path.exists(p)]
     if missing:
         print(f"gpucomm tolerances: error: {missing[0]}: no such file or folder", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return False
+    return True
+
+
+def _healthy_values(args: argparse.Namespace) -> tuple[dict, dict, dict, int] | None:
+    """(values, units, runs, excluded) of the reports, or of the --fleet sessions; None: one error line said."""
     if args.fleet:  # one value per node of a healthy fleet: the nodes are the runs
         from .acceptance import SessionError
         try:
             values, units, left_out = fleet_collect(args.fleet, args.class_file)
         except (SessionError, OSError, ValueError) as exc:
             print(f"gpucomm tolerances: error: {exc}", file=sys.stderr)
-            return EXIT_BAD_INPUT
+            return None
         if left_out:
             print(f"gpucomm tolerances: {len(left_out)} node(s) left out of the class (gpucomm acceptance drains "
                   f"or suspects them): {', '.join(left_out)}", file=sys.stderr)
-        runs, excluded = {k: len(v) for k, v in values.items()}, 0
-    else:
-        values, units, runs, excluded = collect_healthy(args.reports, args.pairs_pooled,
-                                                        keep_reference_failures=args.keep_reference_failures)
-    if args.pool:
-        fresh = re.compile(args.fresh_only) if args.fresh_only else None
-        older, _, older_runs, older_excluded = collect_healthy(
-            args.pool, args.pairs_pooled, keep_reference_failures=args.keep_reference_failures)
-        excluded += older_excluded
-        for key, vals in older.items():
-            if key in values and not (fresh and fresh.search(f"{key[0]} {key[2]}")):
-                values[key] = values[key] + vals
-                runs[key] += older_runs[key]
-    if excluded:
-        print(f"gpucomm tolerances: {excluded} test cases of failed runs left out (ReFrame failed "
-              "them or another case of their session)", file=sys.stderr)
+        return values, units, {k: len(v) for k, v in values.items()}, 0
+    return collect_healthy(args.reports, args.pairs_pooled, keep_reference_failures=args.keep_reference_failures)
+
+
+def _pool_in(args: argparse.Namespace, values: dict, runs: dict) -> int:
+    """Pool the --pool reports' values into ``values`` and ``runs`` (but --fresh-only's): their test cases left out."""
+    fresh = re.compile(args.fresh_only) if args.fresh_only else None
+    older, _, older_runs, older_excluded = collect_healthy(
+        args.pool, args.pairs_pooled, keep_reference_failures=args.keep_reference_failures)
+    for key, vals in older.items():
+        if key in values and not (fresh and fresh.search(f"{key[0]} {key[2]}")):
+            values[key] = values[key] + vals
+            runs[key] += older_runs[key]
+    return older_excluded
+
+
+def _enough_runs(values: dict, runs: dict, force: bool) -> bool:
+    """Whether there are values, of MIN_RUNS runs each (or --force, with a warning); else one error line said."""
     if not values:
         print("gpucomm tolerances: error: no perf values of healthy runs in the reports", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return False
     few = min(runs.values())
     if few < MIN_RUNS:
-        if not args.force:
+        if not force:
             print(f"gpucomm tolerances: error: {few} healthy run(s) for some variables, fewer than "
                   f"{MIN_RUNS}: no reference proposed (--force proposes anyway)", file=sys.stderr)
-            return EXIT_BAD_INPUT
+            return False
         print(f"gpucomm tolerances: warning: {few} healthy run(s) for some variables, fewer than "
               f"{MIN_RUNS}: the bands are guesses (--force)", file=sys.stderr)
-    rows, refs = [], defaultdict(lambda: defaultdict(dict))
+    return True
+
+
+def _proposals(values: dict, units: dict) -> tuple[list[str], defaultdict]:
+    """(the spread table's rows, {check: {partition: {variable: reference}}}) of every variable."""
+    rows: list[str] = []
+    refs: defaultdict = defaultdict(lambda: defaultdict(dict))
     unbounded = []
     for (check, part, var), vals in sorted(values.items()):
         unit = units[(check, part, var)]
@@ -272,11 +326,11 @@ def main(argv=None):
         print(f"gpucomm tolerances: warning: no reference proposed for {len(unbounded)} variables whose "
               f"healthy runs spread too wide to bound (lower bound 0 or below): {', '.join(unbounded)}",
               file=sys.stderr)
-    table = ["| check | variable | runs | median | min | max | spread | lower | upper | unit | healthy runs |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"] + rows
-    text = "\n".join(table) + "\n"
-    if args.judge:
-        text += "\n" + judge(args.judge, refs, args.pairs_pooled)
+    return rows, refs
+
+
+def _write(args: argparse.Namespace, text: str, refs: dict) -> int:
+    """The table to --md (else stdout), the references to --yaml: 0, or EXIT_BAD_INPUT where one cannot be written."""
     try:
         if args.md:
             with open(args.md, "w") as fp:

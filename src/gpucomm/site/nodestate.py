@@ -35,13 +35,18 @@ library's index) down.  A hook naming a GPU or a link slot the library does not 
 fire: an error, never a silent pass.
 """
 
+from __future__ import annotations
+
 import argparse
 import glob
 import json
 import os
 import socket
 import sys
+from collections.abc import Callable, Mapping
 from fnmatch import fnmatch
+from types import ModuleType
+from typing import Any
 
 from ..constants import EXIT_BAD_INPUT, EXIT_CAPABILITY, EXIT_HARDWARE, EXIT_OK
 from ..contract import ERROR_PREFIX, NODESTATE_TAG
@@ -76,7 +81,7 @@ class BadInput(Exception):
     """A bad expectation file or a fault hook that cannot fire."""
 
 
-def bus_id(raw):
+def bus_id(raw: object) -> str:
     """A PCI bus id as sysfs writes it: '00000000:19:00.0' -> '0000:19:00.0'."""
     text = raw.decode() if isinstance(raw, bytes) else str(raw)
     domain, _, rest = text.lower().partition(":")
@@ -89,7 +94,7 @@ def _text(value):
 
 # ---------------------------------------------------------------------------- the libraries
 
-def load_library(vendor):
+def load_library(vendor: str) -> tuple[str, ModuleType]:
     """(vendor, module) of ``vendor`` ('auto': NVIDIA's, else AMD's, whichever imports)."""
     wanted = ["nvidia", "amd"] if vendor == "auto" else [vendor]
     for name in wanted:
@@ -112,7 +117,7 @@ def _import(vendor):
         return None
 
 
-def package_version(vendor):
+def package_version(vendor: str) -> str | None:
     from importlib import metadata
     try:
         return metadata.version(VENDORS[vendor][0])
@@ -139,7 +144,7 @@ def _field_value(field):
     return getattr(field.value, member.get(field.valueType, "ullVal"))
 
 
-def nvml_links(nvml, handle, errors):
+def nvml_links(nvml: Any, handle: Any, errors: dict[str, str]) -> list[dict[str, Any]]:
     """Every NVLink slot the device answers for: [{link, state, version, speed_GBps}].  A slot
     that answers Not Supported is listed as such; one past the device's range (Invalid
     Argument) is not a slot."""
@@ -166,7 +171,9 @@ def nvml_links(nvml, handle, errors):
     return links
 
 
-def each_gpu(library, init, handles, shutdown, read_one):
+def each_gpu(library: str, init: Callable[[], object], handles: Callable[[], list[Any]],
+             shutdown: Callable[[], object], read_one: Callable[[int, Any, dict[str, str]], dict[str, Any]]
+             ) -> dict[str, Any]:
     """{gpus, init_error}: read_one(index, handle, errors) of every GPU between the library's
     init and shutdown, each GPU's failed readings in its ``errors``."""
     try:
@@ -176,14 +183,14 @@ def each_gpu(library, init, handles, shutdown, read_one):
     try:
         gpus = []
         for index, handle in enumerate(handles()):
-            errors = {}
+            errors: dict[str, str] = {}
             gpus.append(dict(read_one(index, handle, errors), errors=errors))
         return {"gpus": gpus}
     finally:
         _try({}, "shutdown", shutdown)
 
 
-def read_nvidia(nvml):
+def read_nvidia(nvml: Any) -> dict[str, Any]:
     """What NVML says of every GPU of the node."""
     found = {}
 
@@ -194,7 +201,7 @@ def read_nvidia(nvml):
     return dict(state, driver=found.get("driver"))
 
 
-def nvml_gpu(nvml, index, handle, errors):
+def nvml_gpu(nvml: Any, index: int, handle: Any, errors: dict[str, str]) -> dict[str, Any]:
     """One GPU as NVML says it."""
     pci = _try(errors, "pci", nvml.nvmlDeviceGetPciInfo, handle)
     gpu = {"index": index, "name": _text(_try(errors, "name", nvml.nvmlDeviceGetName, handle)),
@@ -208,7 +215,7 @@ def nvml_gpu(nvml, index, handle, errors):
     gpu["ecc_volatile_uncorrected"] = _try(
         errors, "ecc", nvml.nvmlDeviceGetTotalEccErrors, handle,
         nvml.NVML_MEMORY_ERROR_TYPE_UNCORRECTED, nvml.NVML_VOLATILE_ECC)
-    pages = {}
+    pages: dict[str, Any] = {}
     sbe = _try(errors, "retired pages", nvml.nvmlDeviceGetRetiredPages, handle,
                nvml.NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS)
     dbe = _try(errors, "retired pages", nvml.nvmlDeviceGetRetiredPages, handle,
@@ -235,14 +242,14 @@ def nvml_gpu(nvml, index, handle, errors):
 
 # ---------------------------------------------------------------------------- AMD (amdsmi)
 
-def read_amd(smi):
+def read_amd(smi: Any) -> dict[str, Any]:
     """What AMD SMI says of every GPU (GCD) of the node."""
     state = each_gpu("AMD SMI", smi.amdsmi_init, smi.amdsmi_get_processor_handles, smi.amdsmi_shut_down,
                      lambda i, h, e: amd_gpu(smi, i, h, e))
     return dict(state, driver=None)
 
 
-def amd_gpu(smi, index, handle, errors):
+def amd_gpu(smi: Any, index: int, handle: Any, errors: dict[str, str]) -> dict[str, Any]:
     """One GPU (GCD) as AMD SMI says it."""
     asic = _try(errors, "asic", smi.amdsmi_get_gpu_asic_info, handle) or {}
     gpu = {"index": index, "name": asic.get("market_name"),
@@ -280,7 +287,7 @@ def _sysfs(path):
         return None
 
 
-def read_nics(root="/sys"):
+def read_nics(root: str = "/sys") -> list[dict[str, Any]]:
     """[{name, kind, state, rate_Gbps}] of the physical network interfaces and InfiniBand ports."""
     nics = []
     for path in sorted(glob.glob(os.path.join(root, "class", "net", "*"))):
@@ -306,7 +313,7 @@ def read_nics(root="/sys"):
 
 # ---------------------------------------------------------------------------- the fault hook
 
-def link_down_request(environ=os.environ):
+def link_down_request(environ: Mapping[str, str] = os.environ) -> tuple[int, int] | None:
     """(gpu, link) of GPUCOMM_TEST_LINK_DOWN, or None."""
     spec = environ.get(LINK_DOWN, "")
     if not spec:
@@ -320,7 +327,7 @@ def link_down_request(environ=os.environ):
     return gpu, link
 
 
-def force_link_down(state, request, link_name):
+def force_link_down(state: dict[str, Any], request: tuple[int, int], link_name: str) -> None:
     """The hook: that link slot of that GPU read as down; BadInput where there is none."""
     gpu_index, link = request
     spec = f"{LINK_DOWN}={gpu_index}:{link}"
@@ -343,7 +350,8 @@ def _gpu_label(gpu):
 
 def _ranges(numbers):
     """[0, 1, 2, 5] -> '0-2, 5'."""
-    out, numbers = [], sorted(numbers)
+    out: list[list[int]] = []
+    numbers = sorted(numbers)
     for n in numbers:
         if out and n == out[-1][1] + 1:
             out[-1][1] = n
@@ -352,10 +360,11 @@ def _ranges(numbers):
     return ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in out)
 
 
-def judge(state, expected):
+def judge(state: dict[str, Any], expected: dict[str, Any]) -> tuple[list[str], list[str]]:
     """(problems, notes) of what was read against a node class's expected values
     (config/nodeclasses.py): each problem one line naming the GPU and the link."""
-    problems, notes = [], []
+    problems: list[str] = []
+    notes: list[str] = []
     link_name = VENDORS[state["vendor"]][2]
     gpus = state["gpus"]
     want = expected.get("gpus")
@@ -452,7 +461,8 @@ def _judge_nics(nics, want, notes):
 
 # ---------------------------------------------------------------------------- the command
 
-def read_state(vendor="auto", sysfs="/sys", environ=os.environ):
+def read_state(vendor: str = "auto", sysfs: str = "/sys", environ: Mapping[str, str] = os.environ
+               ) -> dict[str, Any]:
     """Everything read: {vendor, library, driver, gpus, nics, fault}.  Raises Unavailable where
     the vendor's package is missing, BadInput where the fault hook cannot fire."""
     request = link_down_request(environ)
@@ -467,7 +477,7 @@ def read_state(vendor="auto", sysfs="/sys", environ=os.environ):
     return state
 
 
-def human_lines(record):
+def human_lines(record: dict[str, Any]) -> list[str]:
     """One line per GPU and NIC, then the problems and notes."""
     lines = []
     for gpu in record.get("gpus", []):
@@ -485,7 +495,7 @@ def human_lines(record):
     return lines
 
 
-def run(args, environ=os.environ):
+def run(args: argparse.Namespace, environ: Mapping[str, str] = os.environ) -> tuple[dict[str, Any], int]:
     """(record, exit code)."""
     expected = {}
     if args.expect:
@@ -500,7 +510,7 @@ def run(args, environ=os.environ):
             return {"ok": False, "error": f"--expect {args.expect}: vendor {expected['vendor']!r}: "
                                           f"choose {', '.join(VENDORS)}"}, EXIT_BAD_INPUT
     vendor = args.vendor if args.vendor != "auto" else expected.get("vendor", "auto")
-    record = {"node_class": expected.get("name"), "expected": expected or None}
+    record: dict[str, Any] = {"node_class": expected.get("name"), "expected": expected or None}
     try:
         record.update(read_state(vendor, args.sysfs, environ))
     except Unavailable as exc:
@@ -527,7 +537,7 @@ def _unwritable(path):
     return None
 
 
-def main(argv=None, environ=os.environ):
+def main(argv: list[str] | None = None, environ: Mapping[str, str] = os.environ) -> int:
     parser = argparse.ArgumentParser(prog="python -m gpucomm.site.nodestate", description=__doc__.split("\n")[0])
     parser.add_argument("--expect", default="", help="the node class's expected values (JSON; config/nodeclasses.py)")
     parser.add_argument("--vendor", default="auto", choices=["auto"] + list(VENDORS),

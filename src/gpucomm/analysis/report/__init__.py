@@ -31,13 +31,18 @@ measured); 9 no ReFrame verdict among the inputs (results files only: plots, no 
 2 bad options or nothing readable; 1 internal error.
 """
 
+from __future__ import annotations
+
 import argparse
 import fcntl
 import os
 import sys
+from typing import IO, Any
 
 from ...constants import EXIT_BAD_INPUT, EXIT_INTERNAL
 
+#: tables.parse_tolerances': (the default fraction or None, [(pattern, fraction)])
+_Tolerances = tuple[float | None, list[tuple[str, float]]]
 ALL_SESSIONS = "19700101T0000+0000:now"  # ReFrame's time-period query for every stored session
 
 USAGE_EPILOG = """
@@ -55,7 +60,7 @@ Exit status: 0 pass, 6 fail, 7 nothing ran, 8 dry run, 9 no verdict, 2 bad input
 OUTPUT_MARKER = ".gpucomm-report"
 
 
-def output_refused(out):
+def output_refused(out: str) -> str | None:
     """Why the report may not write into ``out``, or None: only a new or empty folder, or one
     this command wrote before (OUTPUT_MARKER), never a user's own files."""
     if os.path.lexists(out) and not os.path.isdir(out):
@@ -68,7 +73,7 @@ def output_refused(out):
     return None
 
 
-def default_paper_csv():
+def default_paper_csv() -> str:
     """The paper data shipped with the package (gpucomm/data)."""
     from ..paper import paper_csv
     return paper_csv()
@@ -80,7 +85,7 @@ class _Parser(argparse.ArgumentParser):
         sys.exit(2)
 
 
-def build_parser():
+def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="gpucomm report", description=__doc__.split("\n\n")[0].split(": ", 1)[1],
                 epilog=USAGE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("inputs", nargs="*", metavar="PATH",
@@ -119,7 +124,7 @@ def build_parser():
     return p
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(sys.argv[1:] if argv is None else list(argv))
     if not args.inputs and args.stored_sessions is None:
         print("gpucomm report: error: give inputs (PATH ...) or --stored-sessions (see gpucomm report --help)",
@@ -159,7 +164,7 @@ def main(argv=None):
         release_output(args.output, lock, made)
 
 
-def claim_output(out):
+def claim_output(out: str) -> tuple[IO[str] | None, str | None]:
     """(the open marker file holding this report's lock on ``out``, None), or (None, why another
     report holds it): the folder is made and marked (OUTPUT_MARKER) now, locked until
     release_output."""
@@ -176,7 +181,7 @@ def claim_output(out):
     return lock, None
 
 
-def release_output(out, lock, made):
+def release_output(out: str, lock: IO[str] | None, made: bool) -> None:
     """Drop the lock; remove the folder where this report made it and wrote nothing but its marker."""
     if lock is None:
         return
@@ -190,7 +195,8 @@ def release_output(out, lock, made):
         lock.close()
 
 
-def run(args, latency_max, heatmap_size, tolerances, mapping, drift_options=(None, None)):
+def run(args: argparse.Namespace, latency_max: int, heatmap_size: int | None, tolerances: _Tolerances,
+        mapping: list[tuple[str, str]], drift_options: tuple[Any, float | None] = (None, None)) -> int:
     try:
         import matplotlib  # noqa: F401
         import pandas  # noqa: F401

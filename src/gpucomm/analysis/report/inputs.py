@@ -16,6 +16,8 @@ Every problem with an input becomes one line in ``Inputs.problems``; nothing her
 input.
 """
 
+from __future__ import annotations
+
 import json
 import os
 import re
@@ -23,7 +25,9 @@ import shlex
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import pandas as pd
 
@@ -48,7 +52,7 @@ class Inputs:
     problems: list = field(default_factory=list)
     files: list = field(default_factory=list)    # (path, kind, note)
 
-    def frames(self):
+    def frames(self) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
         """(sweeps, cases, perf) as DataFrames; duplicates (same run read twice) dropped."""
         sweeps = _concat(self.sweeps, SWEEP_COLUMNS)
         sweeps = sweeps.drop_duplicates(CASE_KEY + ["op", "method", "pair", "size", "run_time"])
@@ -66,7 +70,7 @@ class Inputs:
         return sweeps.reset_index(drop=True), cases.drop(columns="_t").reset_index(drop=True), \
             perf.drop(columns="_t").reset_index(drop=True)
 
-    def sessions_frame(self):
+    def sessions_frame(self) -> pd.DataFrame:
         """One row per ReFrame session read (a session read twice, from a report and storage: once)."""
         df = _concat(self.sessions, SESSION_COLUMNS)
         df["time"] = pd.to_numeric(df["time"], errors="coerce")
@@ -110,7 +114,7 @@ def _concat(frames, columns):
     return df.reindex(columns=columns)
 
 
-def discover(paths, quiet_missing=False):
+def discover(paths: Iterable[str], quiet_missing: bool = False) -> tuple[list[tuple[str, bool]], list[str]]:
     """Files to read under ``paths`` (files or folders) and problems with the paths themselves."""
     found, problems = [], []
     for path in paths:
@@ -134,7 +138,8 @@ def discover(paths, quiet_missing=False):
     return found, problems
 
 
-def load(paths, history_paths=(), progress=None):
+def load(paths: Iterable[str], history_paths: Iterable[str] = (),
+         progress: Callable[[int, int, str], object] | None = None) -> Inputs:
     """Read every input; ``progress(i, n, path)`` is called before each file."""
     data = Inputs()
     todo = []
@@ -155,7 +160,7 @@ def load(paths, history_paths=(), progress=None):
     return data
 
 
-def locate_sweeps(data):
+def locate_sweeps(data: Inputs) -> None:
     """System, partition, environment and test of every results file, from the ReFrame test case
     whose output folder holds it (the nearest in time where several runs used that folder); a
     file no test case names stays 'unknown' (one line says so)."""
@@ -277,7 +282,7 @@ def _read_stdout(data, path, history, why):
     return _read_sweep(data, meta, records, path, history)
 
 
-def is_dry_run(session_info, testcases):
+def is_dry_run(session_info: dict[str, Any] | None, testcases: list[dict[str, Any]]) -> bool:
     """Whether a ReFrame session was a ``--dry-run``: its command line says so, or none of its test
     cases that were not skipped ran a job (a dry run "passes" every test case without a job id,
     completion time or performance value)."""
@@ -296,7 +301,7 @@ def is_dry_run(session_info, testcases):
                              for tc in ran)
 
 
-def tool_label(tc):
+def tool_label(tc: dict[str, Any]) -> str | None:
     """A native check's tool as the report names it beside our methods (the label its results
     files carry: checks/native.py method_label), from the test case's variables; None for ours."""
     tool = tc.get("tool")
@@ -315,7 +320,8 @@ def tool_label(tc):
 NO_RESULT = "no result"
 
 
-def case_identity(display_name, name=None, nodelist=()):
+def case_identity(display_name: str | None, name: str | None = None, nodelist: Sequence[str] = ()
+                  ) -> tuple[str, str, str | None, int]:
     """(test, case, node, repeat) of a test case: ``test`` its check's name without the parameters
     ReFrame's ``--distribute`` and ``--repeat`` add, ``case`` the whole display name (unique in a
     session), ``node`` the one node it ran on (``%.nid=``, else a one-node job's node list; None for
@@ -336,7 +342,7 @@ def case_identity(display_name, name=None, nodelist=()):
 _FIELD_TYPES = {"display_name": str, "perfvalues": dict, "job_nodelist": list, "result": str}
 
 
-def report_shape_error(doc):
+def report_shape_error(doc: dict[str, Any]) -> str | None:
     """Where a run report holds a field of another type than ReFrame writes, said, or None."""
     for run in doc.get("runs") or []:
         cases = run.get("testcases") if isinstance(run, dict) else None
@@ -352,7 +358,7 @@ def report_shape_error(doc):
     return None
 
 
-def database_label():
+def database_label() -> str:
     """The results database stored sessions are looked up in, as ReFrame chooses it."""
     if os.environ.get("RFM_SQLITE_DB_FILE"):
         return os.environ["RFM_SQLITE_DB_FILE"]
@@ -362,21 +368,46 @@ def database_label():
             "the checkout's config/settings.py; set RFM_CONFIG_FILES to it, or RFM_SQLITE_DB_FILE)")
 
 
-def software_of(tc):
+def software_of(tc: dict[str, Any]) -> str:
     """What a test case's record holds of the software it ran with (its environment, modules and
     environment variables): a change of it starts a new history for the nightly drift verdict."""
     mods = ",".join(str(m) for m in tc.get("modules") or [])
-    env = tc.get("env_vars") if isinstance(tc.get("env_vars"), dict) else {}
+    env = tc["env_vars"] if isinstance(tc.get("env_vars"), dict) else {}
     return f"environ {tc.get('environ')}; modules [{mods}]; env_vars [" + \
         ",".join(f"{k}={v}" for k, v in sorted(env.items())) + "]"
 
 
 def _read_report(data, doc, path, history, kind):
+    """A ReFrame run report (or a stored session, ``kind`` "database") into ``data``: (kind, note)."""
     bad = report_shape_error(doc)
     if bad:
         return _problem(data, path, f"{bad}: not a ReFrame run report: skipped")
     info = doc.get("session_info") or {}
     session = info.get("uuid")
+    latest = _latest_cases(data, doc, path)
+    dry = is_dry_run(info, list(latest.values()))
+    end = info.get("time_end_unix") or info.get("time_start_unix")
+    data.sessions.append(pd.DataFrame([{
+        "session": session, "time": end, "dry_run": dry, "num_cases": len(latest),
+        "num_failures": info.get("num_failures"), "num_skipped": info.get("num_skipped"),
+        "cmdline": info.get("cmdline"), "history": history, "kind": kind, "source": path}]))
+    cases, perf = [], []
+    for tc in latest.values():
+        case = _case_row(tc, session, end, dry, history, kind, path)
+        cases.append(case)
+        perf += _perf_rows(tc, case)
+    if not cases:
+        data.problems.append(f"{path}: a ReFrame session without test cases (it selected nothing)")
+        return kind, "0 test cases"
+    data.cases.append(pd.DataFrame(cases))
+    perf = _numbers_only(data, path, _numeric(pd.DataFrame(perf)))
+    data.perf.append(perf)
+    suffix = " (a --dry-run session: nothing was measured)" if dry else ""
+    return kind, f"{len(cases)} test cases, {len(perf)} perf values{suffix}"
+
+
+def _latest_cases(data, doc, path):
+    """{(system, partition, environ, display name): test case} of a report, a test retried in a later run: its last."""
     latest = {}  # a test retried in a later run: its last run counts
     for run in doc.get("runs") or []:
         for tc in (run.get("testcases") or []) if isinstance(run, dict) else []:
@@ -388,48 +419,47 @@ def _read_report(data, doc, path, history, kind):
                 tc = {**tc, "result": NO_RESULT, "fail_reason": "ReFrame recorded no result for it"}
             key = (tc.get("system"), tc.get("partition"), tc.get("environ"), tc.get("display_name") or tc["name"])
             latest[key] = tc
-    dry = is_dry_run(info, list(latest.values()))
-    end = info.get("time_end_unix") or info.get("time_start_unix")
-    data.sessions.append(pd.DataFrame([{
-        "session": session, "time": end, "dry_run": dry, "num_cases": len(latest),
-        "num_failures": info.get("num_failures"), "num_skipped": info.get("num_skipped"),
-        "cmdline": info.get("cmdline"), "history": history, "kind": kind, "source": path}]))
-    cases, perf = [], []
-    for tc in latest.values():
-        listed = tc.get("job_nodelist") if isinstance(tc.get("job_nodelist"), list) else []
-        nodes = ",".join(str(n) for n in listed) or "?"
-        test, shown, node, repeat = case_identity(tc.get("display_name"), tc.get("name") or tc.get("short_name"),
-                                                  listed)
-        case = {"time": tc.get("job_completion_time_unix") or end,
-                "session": session, "system": tc.get("system"), "partition": tc.get("partition"),
-                "environ": tc.get("environ"), "test": test, "case": shown, "node": node, "repeat": repeat,
-                "nodes": nodes, "result": tc.get("result"), "software": software_of(tc),
-                "fail_phase": tc.get("fail_phase"), "fail_reason": tc.get("fail_reason"), "dry_run": dry,
-                "outputdir": tc.get("outputdir"), "op": tc.get("op"), "method": tc.get("method"),
-                "tool": tool_label(tc), "nranks": tc.get("num_tasks"), "history": history, "kind": kind,
-                "source": path}
-        cases.append(case)
-        for key, val in (tc.get("perfvalues") or {}).items():
-            if not isinstance(val, (list, tuple)) or len(val) < 5:
-                continue
-            value, ref, lower, upper, unit = val[:5]
-            perf.append({**case, "var": key.rsplit(":", 1)[-1], "value": value, "raw": value, "unit": unit,
-                         "ref": ref, "lower": lower, "upper": upper,
-                         "var_result": val[5] if len(val) > 5 else None})
-    if not cases:
-        data.problems.append(f"{path}: a ReFrame session without test cases (it selected nothing)")
-        return kind, "0 test cases"
-    data.cases.append(pd.DataFrame(cases))
-    perf = _numeric(pd.DataFrame(perf))
+    return latest
+
+
+def _case_row(tc, session, end, dry, history, kind, path):
+    """The cases row (CASE_COLUMNS) of a report's test case."""
+    listed = tc.get("job_nodelist") if isinstance(tc.get("job_nodelist"), list) else []
+    nodes = ",".join(str(n) for n in listed) or "?"
+    test, shown, node, repeat = case_identity(tc.get("display_name"), tc.get("name") or tc.get("short_name"),
+                                              listed)
+    return {"time": tc.get("job_completion_time_unix") or end,
+            "session": session, "system": tc.get("system"), "partition": tc.get("partition"),
+            "environ": tc.get("environ"), "test": test, "case": shown, "node": node, "repeat": repeat,
+            "nodes": nodes, "result": tc.get("result"), "software": software_of(tc),
+            "fail_phase": tc.get("fail_phase"), "fail_reason": tc.get("fail_reason"), "dry_run": dry,
+            "outputdir": tc.get("outputdir"), "op": tc.get("op"), "method": tc.get("method"),
+            "tool": tool_label(tc), "nranks": tc.get("num_tasks"), "history": history, "kind": kind,
+            "source": path}
+
+
+def _perf_rows(tc, case):
+    """The perf rows of a test case (its ``case`` row with each perf value; ``raw``: the value as written)."""
+    perf = []
+    for key, val in (tc.get("perfvalues") or {}).items():
+        if not isinstance(val, (list, tuple)) or len(val) < 5:
+            continue
+        value, ref, lower, upper, unit = val[:5]
+        perf.append({**case, "var": key.rsplit(":", 1)[-1], "value": value, "raw": value, "unit": unit,
+                     "ref": ref, "lower": lower, "upper": upper,
+                     "var_result": val[5] if len(val) > 5 else None})
+    return perf
+
+
+def _numbers_only(data, path, perf):
+    """``perf`` without its rows of no value (``raw`` dropped); values that are not numbers said in one line."""
     if len(perf):
         odd = perf["value"].isna() & perf["raw"].map(lambda v: v is not None)  # a string or NaN, not a missing value
         if odd.any():
             said = ", ".join(f"{r.test} {r.var}={r.raw!r}" for r in perf[odd].head(3).itertuples())
             data.problems.append(f"{path}: {int(odd.sum())} perf values are not numbers, left out: {said}")
         perf = perf[perf["value"].notna()].drop(columns="raw")  # a dry run's or a failed case's missing values
-    data.perf.append(perf)
-    suffix = " (a --dry-run session: nothing was measured)" if dry else ""
-    return kind, f"{len(cases)} test cases, {len(perf)} perf values{suffix}"
+    return perf
 
 
 def _numeric(df):
@@ -442,7 +472,7 @@ def _numeric(df):
 _RFM_MAIN = "import sys; from reframe.frontend.cli import main; sys.argv[0] = 'reframe'; sys.exit(main())"
 
 
-def reframe_argv():
+def reframe_argv() -> list[str] | None:
     """How to run ReFrame: this interpreter's, else the ``reframe`` on PATH, else None."""
     import importlib.util
     if importlib.util.find_spec("reframe") is not None:
@@ -451,7 +481,8 @@ def reframe_argv():
     return [exe] if exe else None
 
 
-def stored_sessions(query=ALL_SESSIONS, db_file=None, timeout=300):
+def stored_sessions(query: str = ALL_SESSIONS, db_file: str | None = None, timeout: float = 300
+                    ) -> tuple[list[dict[str, Any]], str | None]:
     """The sessions of ReFrame's results storage that match ``query``, through ReFrame's public
     interface (``reframe --describe-stored-sessions=QUERY``, JSON): (list of session documents,
     problem or None).  ``db_file``: that database (RFM_SQLITE_DB_FILE); None: the one ReFrame's
@@ -501,7 +532,7 @@ def _read_db(data, path, history):
     return _read_sessions(data, sessions, path, history)
 
 
-def load_storage(data, query=ALL_SESSIONS):
+def load_storage(data: Inputs, query: str = ALL_SESSIONS) -> None:
     """Add the sessions of ReFrame's results storage (located by ReFrame: RFM_SQLITE_DB_FILE or its
     configuration) that match ``query``."""
     where = f"ReFrame results storage ({database_label()})"
@@ -531,18 +562,12 @@ def _widen_perflog(df):
 
 
 def _read_perflog(data, path, explicit, history):
+    """A ReFrame 4 perflog (a header line, then one line per run or per perf variable) into ``data``: (kind, note)."""
     with open(path, errors="replace") as fp:
         lines = [ln.rstrip("\n") for ln in fp if ln.strip()]
     header = lines[0].split("|") if lines else []
     if "job_completion_time" not in header or "result" not in header:
-        if lines and _RFM3_LINE.match(lines[0]):
-            return _problem(data, path, "perflog in the older one-line-per-variable format of ReFrame 3 "
-                            "(no header line): not read; ReFrame 4 perflogs start with a "
-                            "'result|job_completion_time|...' header")
-        if explicit:
-            return _problem(data, path, "not a ReFrame 4 perflog (no 'result|job_completion_time|...' "
-                            "header line): skipped")
-        return "ignored", "not a perflog"
+        return _not_a_perflog(data, path, lines, explicit)
     rows = [ln.split("|") for ln in lines[1:]]
     good = [r for r in rows if len(r) == len(header)]
     if len(good) < len(rows):
@@ -555,29 +580,14 @@ def _read_perflog(data, path, explicit, history):
         df = _widen_perflog(df)
         header = list(df.columns)
     variables = [c[:-6] for c in header if c.endswith("_value") and f"{c[:-6]}_unit" in header]
-    col = lambda name, default=None: df[name] if name in df else default  # noqa: E731
-    stamp = df["job_completion_time"].map(lambda t: pd.to_datetime(t, utc=True, errors="coerce"))  # mixed formats
-    time = stamp.map(lambda t: t.timestamp() if pd.notna(t) else float("nan")).astype(float)
-    unix = pd.to_numeric(col("job_completion_time_unix"), errors="coerce") \
+    unix = pd.to_numeric(_column(df, "job_completion_time_unix"), errors="coerce") \
         if "job_completion_time_unix" in df else pd.Series(float("nan"), index=df.index)
-    # a --dry-run line: "pass" without a job (no job id, no completion time) and no value
-    novalue = pd.concat([pd.to_numeric(df[f"{v}_value"], errors="coerce").isna() for v in variables], axis=1) \
-        .all(axis=1) if variables else pd.Series(True, index=df.index)
-    nojob = unix.isna() & (df["jobid"].isin(["", "null", "None"]) if "jobid" in df else True)
-    dry = (df["result"] == "pass") & nojob & novalue
-    shown = col("name", col("short_name", pd.Series("?", index=df.index)))
-    ident = [case_identity(d, None, re.findall(r"[\w.-]+", n) if isinstance(n, str) else ())
-             for d, n in zip(shown, col("job_nodelist", pd.Series("", index=df.index)))]
-    base = pd.DataFrame({
-        "time": unix.fillna(time), "session": None, "system": col("system", "?"),
-        "partition": col("partition", "?"), "environ": col("environ", "?"),
-        "test": [i[0] for i in ident], "case": [i[1] for i in ident], "node": [i[2] for i in ident],
-        "repeat": [i[3] for i in ident], "nodes": col("job_nodelist", "?"), "result": df["result"],
-        "fail_phase": None, "fail_reason": None, "dry_run": dry, "outputdir": None,
-        "history": history, "kind": "perflog", "source": path})
+    dry = _dry_lines(df, variables, unix)
+    base = _perflog_cases(df, unix, dry, path, history)
     data.cases.append(base)
-    perf = [base.assign(var=v, value=df[f"{v}_value"], unit=df[f"{v}_unit"], ref=col(f"{v}_ref"),
-                        lower=col(f"{v}_lower_thres"), upper=col(f"{v}_upper_thres"), var_result=None)
+    perf = [base.assign(var=v, value=df[f"{v}_value"], unit=df[f"{v}_unit"], ref=_column(df, f"{v}_ref"),
+                        lower=_column(df, f"{v}_lower_thres"), upper=_column(df, f"{v}_upper_thres"),
+                        var_result=None)
             for v in variables]
     perf = _numeric(pd.concat(perf, ignore_index=True)) if perf else pd.DataFrame()
     if len(perf):
@@ -585,3 +595,44 @@ def _read_perflog(data, path, explicit, history):
         data.perf.append(perf)
     note = f", {int(dry.sum())} of them --dry-run lines (nothing measured)" if dry.any() else ""
     return "perflog", f"{len(df)} runs, {len(perf)} perf values{note}"
+
+
+def _not_a_perflog(data, path, lines, explicit):
+    """(kind, note) of a file without a ReFrame 4 perflog's header: ReFrame 3's said, a file asked for a problem."""
+    if lines and _RFM3_LINE.match(lines[0]):
+        return _problem(data, path, "perflog in the older one-line-per-variable format of ReFrame 3 "
+                        "(no header line): not read; ReFrame 4 perflogs start with a "
+                        "'result|job_completion_time|...' header")
+    if explicit:
+        return _problem(data, path, "not a ReFrame 4 perflog (no 'result|job_completion_time|...' "
+                        "header line): skipped")
+    return "ignored", "not a perflog"
+
+
+def _column(df, name, default=None):
+    """Column ``name`` of ``df``, else ``default``."""
+    return df[name] if name in df else default
+
+
+def _dry_lines(df, variables, unix):
+    """Which perflog rows are --dry-run lines: "pass" without a job (no job id, no completion time) and no value."""
+    novalue = pd.concat([pd.to_numeric(df[f"{v}_value"], errors="coerce").isna() for v in variables], axis=1) \
+        .all(axis=1) if variables else pd.Series(True, index=df.index)
+    nojob = unix.isna() & (df["jobid"].isin(["", "null", "None"]) if "jobid" in df else True)
+    return (df["result"] == "pass") & nojob & novalue
+
+
+def _perflog_cases(df, unix, dry, path, history):
+    """The cases rows (CASE_COLUMNS) of a perflog's runs."""
+    stamp = df["job_completion_time"].map(lambda t: pd.to_datetime(t, utc=True, errors="coerce"))  # mixed formats
+    time = stamp.map(lambda t: t.timestamp() if pd.notna(t) else float("nan")).astype(float)
+    shown = _column(df, "name", _column(df, "short_name", pd.Series("?", index=df.index)))
+    ident = [case_identity(d, None, re.findall(r"[\w.-]+", n) if isinstance(n, str) else ())
+             for d, n in zip(shown, _column(df, "job_nodelist", pd.Series("", index=df.index)))]
+    return pd.DataFrame({
+        "time": unix.fillna(time), "session": None, "system": _column(df, "system", "?"),
+        "partition": _column(df, "partition", "?"), "environ": _column(df, "environ", "?"),
+        "test": [i[0] for i in ident], "case": [i[1] for i in ident], "node": [i[2] for i in ident],
+        "repeat": [i[3] for i in ident], "nodes": _column(df, "job_nodelist", "?"), "result": df["result"],
+        "fail_phase": None, "fail_reason": None, "dry_run": dry, "outputdir": None,
+        "history": history, "kind": "perflog", "source": path})

@@ -12,6 +12,8 @@ victim, method and layout come from its name (``NoiseCheck %method=... %victim=.
   without noise runs; the table is written to noise.csv too.
 """
 
+from __future__ import annotations
+
 import os
 import re
 
@@ -27,7 +29,7 @@ COLUMNS = ["system", "partition", "victim", "method", "layout", "size", "runs", 
            "aggressor_GBps", "result"]
 
 
-def split(sweeps):
+def split(sweeps: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(sweeps without the noise jobs' results files, those rows)."""
     if sweeps.empty:
         return sweeps, sweeps
@@ -35,12 +37,12 @@ def split(sweeps):
     return sweeps[~noise].reset_index(drop=True), sweeps[noise].reset_index(drop=True)
 
 
-def params(test):
+def params(test: str) -> dict[str, str]:
     """{param: value} of a test case name ('NoiseCheck %method=ccl %layout=apart ...')."""
     return dict(re.findall(r"%(\w+)=(\S+)", str(test)))
 
 
-def noise_perf(perf):
+def noise_perf(perf: pd.DataFrame) -> pd.DataFrame:
     """The NoiseCheck perf values, one row per (run, variable), with victim, method, layout,
     the variable's kind and its size label."""
     if perf.empty:
@@ -56,7 +58,7 @@ def noise_perf(perf):
     return df
 
 
-def table(perf):
+def table(perf: pd.DataFrame) -> pd.DataFrame:
     """Per partition, victim, method, layout and size: this run's quiet and noisy medians, its
     slowdown and spreads, the slowdown's range over every run read, the aggressor's GB/s."""
     df = noise_perf(perf)
@@ -90,7 +92,7 @@ def _bytes(label):
         return 1 << 62
 
 
-def plot(df, where, victim, path):
+def plot(df: pd.DataFrame, where: str, victim: str, path: str) -> None:
     """Quiet against noisy median per size and layout (every run read: the spread between
     runs), and the slowdown per layout."""
     import matplotlib.pyplot as plt
@@ -127,7 +129,7 @@ def plot(df, where, victim, path):
     _save(fig, path)
 
 
-def section(perf, outdir):
+def section(perf: pd.DataFrame, outdir: str) -> tuple[tuple[str, str, str], list[tuple[str, list[str]]]] | None:
     """(table entry, plot sections) of the noise runs in ``perf``, or None without any."""
     t = table(perf)
     if t.empty:

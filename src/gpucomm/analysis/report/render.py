@@ -1,5 +1,7 @@
 """PNG plots (matplotlib, Agg) and the self-contained HTML page."""
 
+from __future__ import annotations
+
 import base64
 import html
 import io
@@ -13,6 +15,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator  # noqa: E402
+from numpy.typing import ArrayLike  # noqa: E402
 from PIL import Image  # noqa: E402  (matplotlib's own dependency)
 
 from ...constants import METHOD_DECLS, METHODS, OPERATION_DECLS, OPERATIONS  # noqa: E402
@@ -34,7 +37,7 @@ DPI = 200
 PAPER_DASHES = {"alps": (4, 2), "leonardo": (1.5, 1.5), "lumi": (6, 2, 1, 2)}
 
 
-def slug(*parts):
+def slug(*parts: object) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", "_".join(str(p) for p in parts)).strip("-")
 
 
@@ -49,13 +52,13 @@ def _size_axis(ax, sizes, op=None):
     ax.grid(True, which="major", alpha=0.3)
 
 
-def broken(x, *ys):
+def broken(x: ArrayLike, *ys: ArrayLike) -> tuple[np.ndarray, ...]:
     """x and ys with a NaN between neighbours more than MAX_JOIN_RATIO apart: matplotlib draws no
     line across a gap in the sweep."""
     x = np.asarray(x, dtype=float)
-    ys = [np.asarray(y, dtype=float) for y in ys]
+    arrays = [np.asarray(y, dtype=float) for y in ys]
     gaps = np.nonzero(x[1:] / x[:-1] > MAX_JOIN_RATIO)[0] + 1
-    return (np.insert(x, gaps, np.nan), *[np.insert(y, gaps, np.nan) for y in ys])
+    return (np.insert(x, gaps, np.nan), *[np.insert(y, gaps, np.nan) for y in arrays])
 
 
 def _sessions(group):
@@ -122,7 +125,7 @@ def _goodput_lines(ax, group, paper=None, sizes=None):
                 dashes=PAPER_DASHES.get(system, (3, 3)), label=f"paper {system} {method} ({int(ranks)} ranks)")
 
 
-def goodput_plot(where, op, group, paper, path):
+def goodput_plot(where: str, op: str, group: pd.DataFrame, paper: pd.DataFrame | None, path: str) -> None:
     """Log-log goodput over every size, and beside it the top decade of sizes on a linear goodput
     axis (where the methods part at a few percent); the paper's curves for the matching system as
     faint dashed lines; the nominal limit dotted."""
@@ -155,7 +158,7 @@ def goodput_plot(where, op, group, paper, path):
     _save(fig, path)
 
 
-def latency_plot(where, op, group, max_size, path):
+def latency_plot(where: str, op: str, group: pd.DataFrame, max_size: int, path: str) -> bool:
     small = group[group["size"] <= max_size]
     if small.empty:
         return False
@@ -178,7 +181,7 @@ def latency_plot(where, op, group, max_size, path):
     return True
 
 
-def heatmap_plot(where, op, method, group, size, path):
+def heatmap_plot(where: str, op: str, method: str, group: pd.DataFrame, size: int | None, path: str) -> bool | None:
     """Goodput per GPU pair (source rows, destination columns) at ``size`` (default: the largest
     size every pair measured)."""
     g = group.dropna(subset=["pair"])
@@ -208,14 +211,16 @@ def heatmap_plot(where, op, method, group, size, path):
     for (i, j), v in np.ndenumerate(mat.values):
         if np.isfinite(v):  # white on the dark half of viridis
             ax.text(j, i, f"{v:.3g}", ha="center", va="center", fontsize=8,
-                    color="white" if norm(v) < 0.5 else "black")
+                    color="white" if norm(v) < 0.5 else "black")  # type: ignore[operator]  # a float for a float
     fig.colorbar(im, ax=ax, label="goodput (GB/s)" + (" (scale: 0 to nominal)" if top == nominal else " (from 0)"))
     ax.set_title(f"{where} - {op} {method}\ngoodput per pair at {size_label(int(size))}", fontsize=10)
     fig.tight_layout()
     _save(fig, path)
+    return None
 
 
-def plots(cur, outdir, latency_max=64 << 10, heatmap_size=None, paper=None):
+def plots(cur: pd.DataFrame, outdir: str, latency_max: int = 64 << 10, heatmap_size: int | None = None,
+          paper: pd.DataFrame | None = None) -> tuple[list[tuple[str, list[str]]], list[str]]:
     """Every plot of this run's sweeps: ([(section title, [png paths])], [problems]); ``paper``:
     tables.paper_curves, drawn on the goodput plots."""
     sections, problems = [], []
@@ -318,8 +323,10 @@ def _failed(status, failed):
     return "<p>No test case was judged (see the verdict above).</p>"
 
 
-def page(path, *, title, status, verdict, failed, trend, health_text, headline, plot_sections, folded,
-         csv_files, problems, files):
+def page(path: str, *, title: str, status: str, verdict: str, failed: pd.DataFrame, trend: list[str],
+         health_text: str, headline: tuple[str, str], plot_sections: list[tuple[str, list[str]]],
+         folded: list[tuple[str, str, str]], csv_files: list[str], problems: list[str],
+         files: list[tuple[str, str, str]]) -> None:
     """The report's page, in the order a site engineer reads it: ReFrame's verdict (``status``:
     tables.verdict's) and what failed (``failed``: tables.failures), the trend in words (``trend``:
     [sentence, flagged lines]), the input problems, the headline table (``headline``: (html,

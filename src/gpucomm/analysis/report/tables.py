@@ -2,7 +2,11 @@
 this run's sweeps, this run vs the paper, vs native tools, vs earlier runs (and that trend in
 words), and the per-node health summary."""
 
+from __future__ import annotations
+
 import fnmatch
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import pandas as pd
 
@@ -40,7 +44,7 @@ PAPER_COLUMNS = {"system", "scope", "operation", "method", "gpu_pair", "nodes", 
                  "goodput_gbps_mean", "goodput_gbps_median", "source_figure"}
 
 
-def newest(df, key, history_col="history"):
+def newest(df: pd.DataFrame, key: list[str], history_col: str = "history") -> pd.DataFrame:
     """Rows of the newest run per ``key`` among the non-history rows (column 'run_time' or 'time')."""
     if df.empty:
         return df
@@ -50,12 +54,12 @@ def newest(df, key, history_col="history"):
     return cur[(cur[when] == last) | last.isna()]
 
 
-def current_sweeps(sweeps):
+def current_sweeps(sweeps: pd.DataFrame) -> pd.DataFrame:
     cur = newest(sweeps, CASE_KEY)
     return cur.sort_values(["system", "partition", "op", "method", "pair", "size"], na_position="first")
 
 
-def load_paper(path):
+def load_paper(path: str) -> tuple[pd.DataFrame | None, str | None]:
     """(DataFrame, problem or None)."""
     try:
         paper = pd.read_csv(path, keep_default_na=False, na_values=[""])
@@ -79,7 +83,8 @@ def _paper_system_for(system, partition, mapping):
     return ""
 
 
-def vs_paper(cur, paper, mapping=(), stat="median"):
+def vs_paper(cur: pd.DataFrame, paper: pd.DataFrame | None, mapping: Sequence[tuple[str, str]] = (),
+             stat: str = "median") -> pd.DataFrame:
     """This run's goodput against the paper's at every point both have: ratio = ours / paper."""
     cols = ["system", "partition", "op", "method", "pair", "size", "size_label", "nranks", "nodes",
             "goodput_GBps", "paper_system", "paper_figure", "paper_ranks", "paper_pair",
@@ -112,7 +117,8 @@ def _int(x):
     return str(int(x)) if pd.notna(x) else "?"
 
 
-def paper_curves(cur, paper, mapping=(), stat="median"):
+def paper_curves(cur: pd.DataFrame, paper: pd.DataFrame | None, mapping: Sequence[tuple[str, str]] = (),
+                 stat: str = "median") -> pd.DataFrame:
     """The paper's goodput curves that match this run's plots: per (system, partition, op, method)
     of ours, every matching paper system's pair-less points at the same node count (GB/s)."""
     cols = ["system", "partition", "op", "method", "paper_system", "paper_ranks", "size", "paper_GBps"]
@@ -132,7 +138,7 @@ def paper_curves(cur, paper, mapping=(), stat="median"):
     return m[cols].sort_values(["system", "partition", "op", "method", "paper_system", "size"])
 
 
-def paper_pivot(table):
+def paper_pivot(table: pd.DataFrame) -> pd.DataFrame:
     """One row per (partition, op, method, size): ours, then paper GB/s and ratio per paper system;
     only points of the same rank count (like for like)."""
     if table.empty:
@@ -151,7 +157,7 @@ def paper_pivot(table):
     return out.rename_axis(index=["system:partition", "op", "method", "size"])
 
 
-def rank_note(table):
+def rank_note(table: pd.DataFrame) -> str:
     """Where this run and the paper used different rank counts, per op: one sentence, or ''."""
     diff = table[table["nranks"] != table["paper_ranks"]]
     if diff.empty:
@@ -165,7 +171,7 @@ def rank_note(table):
     return "Rank counts differ (" + "; ".join(parts) + "): compare those ratios with care."
 
 
-def sweep_pivot(cur):
+def sweep_pivot(cur: pd.DataFrame) -> pd.DataFrame:
     """One row per (partition, op, size): median time and goodput of every method (pairs: median)."""
     if cur.empty:
         return cur
@@ -181,7 +187,7 @@ def sweep_pivot(cur):
     return wide.reset_index(level="size", drop=True).rename_axis(index=["system:partition", "op", "size"])
 
 
-def vs_native(cur):
+def vs_native(cur: pd.DataFrame) -> pd.DataFrame:
     """Our methods against native tools (nccl-tests, osu, ...) on the same op, size and pair."""
     cols = ["system", "partition", "op", "pair", "size", "size_label", "method", "tool", "goodput_GBps",
             "tool_goodput_GBps", "goodput_ratio", "busbw_GBps", "tool_busbw_GBps", "busbw_ratio"]
@@ -207,7 +213,7 @@ NATIVE_OPS = {"sendrecv": PINGPONG}
 NATIVE_LAYOUT = {"nccl-tests-g": "one process, every GPU (-g)", "nccl-tests": "", "osu-xccl": ""}
 
 
-def vs_native_perf(perf, cases):
+def vs_native_perf(perf: pd.DataFrame, cases: pd.DataFrame) -> pd.DataFrame:
     """This run's perf variables against the native tools' (OSU, nccl-tests checks) of the same
     op and point: ratio = ours / tool (latency: above 1 is slower)."""
     cols = ["system", "partition", "op", "var", "method", "test", "value", "unit", "tool", "tool_test",
@@ -239,7 +245,8 @@ def vs_native_perf(perf, cases):
     return m[cols].sort_values(["system", "partition", "op", "method", "var", "tool"]).reset_index(drop=True)
 
 
-def parse_tolerances(items, default=None):
+def parse_tolerances(items: Iterable[str] | None, default: float | None = None
+                     ) -> tuple[float | None, list[tuple[str, float]]]:
     """['0.2', 'latency_*=0.3'] -> (default, [(pattern, fraction)]); percentages ('20%') too.
     These apply only to perf variables without a reference bound (ReFrame's own bounds come first)."""
     patterns = []
@@ -256,7 +263,7 @@ def parse_tolerances(items, default=None):
     return default, patterns
 
 
-def lower_is_better(var, unit):
+def lower_is_better(var: object, unit: object) -> bool:
     return (str(unit) in ("us", "ms", "s", "ns") or str(var).startswith(("latency", "time"))
             or "_slowdown_" in str(var) or "_spread_" in str(var))  # the noise check's ratios
 
@@ -273,7 +280,9 @@ def _bound(row, lower_better, tolerances):
     return (float(frac), "--tolerance") if frac is not None else (float("nan"), "")
 
 
-def compare(perf, cases, tolerances=(None, ()), window=5):
+def compare(perf: pd.DataFrame, cases: pd.DataFrame,
+            tolerances: tuple[float | None, Sequence[tuple[str, float]]] = (None, ()), window: int = 5
+            ) -> pd.DataFrame:
     """The trend, as information: this run's perf variables against the median of up to ``window``
     earlier runs of the same test case, flagged where the change is beyond the variable's own
     reference bound (the bound ReFrame judged it by); status: regressed / improved (moved beyond
@@ -331,7 +340,7 @@ VERDICT_EXIT = {PASS: EXIT_OK, FAIL: EXIT_REPORT_FAIL, NOTHING_RAN: EXIT_REPORT_
 GOOD_RESULTS = ("pass", "xfail")
 
 
-def verdict(cases, sessions=None):
+def verdict(cases: pd.DataFrame, sessions: pd.DataFrame | None = None) -> tuple[str, str]:
     """ReFrame's verdict on this run: (PASS / FAIL / NOTHING RAN / DRY RUN / NO VERDICT, reason).
     This run is the newest run of every test case among the (non-history) inputs, or the newest
     session where that selected no test case at all."""
@@ -360,7 +369,7 @@ def verdict(cases, sessions=None):
     return PASS, f"ReFrame passed all {len(ran)} test cases run{tail}"
 
 
-def failures(cases, comparison):
+def failures(cases: pd.DataFrame, comparison: pd.DataFrame) -> pd.DataFrame:
     """What ReFrame failed in this run, one row per problem: a test case that failed (its phase
     and reason) and a perf variable outside its ReFrame reference (its value and bounds); columns
     CASE_KEY, nodes and problem (the sentence health() and the page show)."""
@@ -401,7 +410,7 @@ TREND_WORDS = {
 }
 
 
-def trend_words(comparison):
+def trend_words(comparison: pd.DataFrame) -> str:
     """The trend against earlier runs in words: what the comparison found, not its statuses."""
     n = len(comparison)
     if n == 0:
@@ -420,7 +429,7 @@ def trend_words(comparison):
     return f"{TREND}: {_n(n, 'perf value', 'perf values')} against {against}: " + "; ".join(parts) + "."
 
 
-def trend_flagged(comparison):
+def trend_flagged(comparison: pd.DataFrame) -> list[str]:
     """One sentence per perf variable that moved beyond its bound (FLAGGED), in compare()'s order
     (the regressions first)."""
     if not len(comparison):
@@ -432,7 +441,7 @@ def trend_flagged(comparison):
             + f"; bound {row['tolerance']:.1%} from the {row['bound_from']})" for _, row in flagged.iterrows()]
 
 
-def health(cases, comparison, sessions=None):
+def health(cases: pd.DataFrame, comparison: pd.DataFrame, sessions: pd.DataFrame | None = None) -> str:
     """Plain text for a cron mail: ReFrame's verdict, one PASS/FAIL line per node with the failing
     checks below it, then the trend against earlier runs (information only)."""
     status, reason = verdict(cases, sessions)
@@ -441,7 +450,7 @@ def health(cases, comparison, sessions=None):
     when = "" if pd.isna(when) else f", run of {when.strftime('%Y-%m-%d %H:%M UTC')}"
     lines = [f"gpucomm health: {status} ({reason}){when}"]
     failed = failures(cases, comparison)
-    per_node = {}
+    per_node: dict[tuple[str, str], list[Any]] = {}
     for _, case in cur[cur["result"] != "skip"].iterrows():
         why = failed[(failed[CASE_KEY] == case[CASE_KEY]).all(axis=1)]["problem"]
         for node in str(case["nodes"]).split(","):
@@ -471,7 +480,8 @@ HEADLINE_COLUMNS = ["system:partition", "op", "method", "environ", "8 B latency 
                     "goodput (GB/s)", "vs native tool", "vs paper", "vs reference"]
 
 
-def headline(cur, comparison, native_t, native_p, paper_t):
+def headline(cur: pd.DataFrame, comparison: pd.DataFrame, native_t: pd.DataFrame, native_p: pd.DataFrame,
+             paper_t: pd.DataFrame) -> pd.DataFrame:
     """This run at a glance, one row per partition, operation and method of ours: the median time
     at 8 B, the goodput at the largest size, and that goodput's ratio (ours / theirs) to the native
     tools (per size, else their perf variable at that size), to the paper (same rank count only)
@@ -480,8 +490,7 @@ def headline(cur, comparison, native_t, native_p, paper_t):
     ours = cur[cur["method"].isin(METHODS) & (cur["size"] > 0)] if len(cur) else cur
     if ours.empty:
         return pd.DataFrame(columns=HEADLINE_COLUMNS)
-    op_order = {op: i for i, op in enumerate(OPERATIONS)}
-    method_order = {m: i for i, m in enumerate(METHODS)}
+    op_order, method_order = {op: i for i, op in enumerate(OPERATIONS)}, {m: i for i, m in enumerate(METHODS)}
     rows = []
     for (system, partition, environ, op, method), g in ours.groupby(
             ["system", "partition", "environ", "op", "method"], dropna=False):

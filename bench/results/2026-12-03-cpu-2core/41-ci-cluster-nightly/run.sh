@@ -31,7 +31,7 @@ for i in $(seq 1 $((HEALTHY + SLOWN))); do
     phase "night $night: ${env[*]:-healthy}"
     s=$SECONDS
     env "${env[@]}" gpucomm nightly --mode health --out "$OUT/nights/$night" --night-gap 0 \
-        -C config/settings.py --system ci:cluster -c checks/ --distribute=all -S sizes=8,1M \
+        -C config/settings.py --system ci:cluster -c checks/ --distribute=all -n HealthCheck -S sizes=8,1M \
         --prefix "$OUT/rfm/$night" >"$OUT/$night.log" 2>&1
     rc=$?
     echo "rc=$rc wall=$((SECONDS - s)) s" | tee -a "$OUT/$night.log"

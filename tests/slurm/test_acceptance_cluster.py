@@ -85,10 +85,9 @@ def lo_shaping(node, rate=None):
 
 @pytest.fixture(scope="module")
 def healthy_session(cluster, tmp_path_factory):
-    from machine import alone
-    with alone():  # the nodes' numbers against each other: nothing else on the CPUs
-        out, report = acceptance_run(cluster, tmp_path_factory.mktemp("healthy"), CHECKS)
-    return out, report
+    # beside the other tests (not alone): one repeat a node drains nothing whatever the load (k < 4
+    # only makes suspects), and ci:cluster has no references of these checks to fail
+    return acceptance_run(cluster, tmp_path_factory.mktemp("healthy"), CHECKS)
 
 
 @pytest.fixture(scope="module")

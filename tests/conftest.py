@@ -4,9 +4,12 @@ import os
 import re
 import resource
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 import warnings
 from pathlib import Path
 
@@ -53,6 +56,47 @@ def _mpirun():
 # ran, so the payload's behaviour was not tested.  CI on a 2-CPU machine saw the first once.
 LAUNCHER_FAILED = ("listener thread failed to start", "unable to setup a rendezvous point")
 LAUNCH_ATTEMPTS = 3
+# What PRRTE prints once a rank ended the job with a non-zero status (help-prterun.txt: "prterun
+# detected that one or more processes exited with non-zero status, ... Exit code: N"); after it
+# mpirun only ends the other ranks and exits.  A CI run under load saw it hang there instead, the
+# payload's own output complete, until the test's 240 s timeout: ENDED_GRACE_S after the report
+# the launch is ended and its result is the reported exit code, with a warning.
+JOB_ENDED = re.compile(r"exited with non-zero status.*?Exit code:\s+(\d+)", re.S)
+ENDED_GRACE_S = 30
+
+
+def _run_mpirun(cmd, env, timeout):
+    """subprocess.run(cmd, capture_output=True, text=True, timeout=timeout), except that a
+    launcher still running ENDED_GRACE_S after PRRTE reported the job ended is killed (with its
+    ranks: its own session) and its result is that report's exit code."""
+    out, err = [], []
+    with subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          start_new_session=True) as proc:
+        readers = [threading.Thread(target=lambda f=f, acc=acc: acc.extend(iter(f.readline, "")), daemon=True)
+                   for f, acc in ((proc.stdout, out), (proc.stderr, err))]
+        for t in readers:
+            t.start()
+        start, ended_at, code, killed = time.monotonic(), None, None, False
+        while proc.poll() is None:
+            now = time.monotonic()
+            m = JOB_ENDED.search("".join(err)) if ended_at is None else None
+            if m:
+                ended_at, code = now, int(m.group(1))
+            if now - start > timeout or (ended_at is not None and now - ended_at > ENDED_GRACE_S):
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+                killed = True
+                break
+            time.sleep(0.2)
+        for t in readers:
+            t.join(5 if killed else None)
+    if killed and (ended_at is None or time.monotonic() - start > timeout):
+        raise subprocess.TimeoutExpired(cmd, timeout, "".join(out), "".join(err))
+    if killed:
+        warnings.warn(f"mpirun still running {ENDED_GRACE_S} s after the job ended (exit code {code}): ended",
+                      stacklevel=1)
+        return subprocess.CompletedProcess(cmd, code, "".join(out), "".join(err))
+    return subprocess.CompletedProcess(cmd, proc.returncode, "".join(out), "".join(err))
 
 
 def _launch(cmd, env, timeout):
@@ -62,8 +106,7 @@ def _launch(cmd, env, timeout):
     times, with a warning."""
     for attempt in range(1, LAUNCH_ATTEMPTS + 1):
         with tempfile.TemporaryDirectory(prefix="gc-mpi-", dir="/tmp") as tmp:
-            run = subprocess.run(cmd, env=dict(env, TMPDIR=tmp, **{SHM_BACKING_ENV: tmp}), capture_output=True,
-                                 text=True, timeout=timeout)
+            run = _run_mpirun(cmd, dict(env, TMPDIR=tmp, **{SHM_BACKING_ENV: tmp}), timeout)
         output = run.stdout + run.stderr
         if run.returncode == 0 or not any(s in output for s in LAUNCHER_FAILED):
             return run

@@ -1,6 +1,9 @@
 """The test fixture's mpirun launch: a job the launcher could not start is tried again; a job
-whose ranks ran and failed is returned as it is."""
+whose ranks ran and failed is returned as it is; a launcher that hangs after PRRTE reported the
+job ended is ended with the reported exit code; one that never reports times out."""
+import subprocess
 import sys
+import time
 
 import pytest
 
@@ -43,3 +46,32 @@ def test_payload_failure_is_not_retried(tmp_path):
            "p.write_text(p.read_text()+'x' if p.exists() else 'x'); sys.exit(2)", str(count)]
     run = conftest._launch(cmd, {"PATH": "/usr/bin:/bin"}, 30)
     assert (run.returncode, count.read_text()) == (2, "x")
+
+
+
+ENDED = ("prterun detected that one or more processes exited with non-zero status,\\n"
+         "thus causing the job to be terminated. The first process to do so was:\\n\\n"
+         "   Process name: [prterun-vm-1@1,3]\\n   Exit code:    4\\n")
+
+
+def test_a_launcher_hanging_after_the_job_ended_is_ended_with_its_exit_code(monkeypatch):
+    monkeypatch.setattr(conftest, "ENDED_GRACE_S", 1)
+    script = ("import sys, time; print('records', flush=True); "
+              f"sys.stderr.write('{ENDED}'); sys.stderr.flush(); time.sleep(600)")
+    t0 = time.monotonic()
+    with pytest.warns(UserWarning, match="after the job ended"):
+        run = conftest._run_mpirun([sys.executable, "-c", script], None, 120)
+    assert run.returncode == 4 and run.stdout == "records\n" and "Exit code:    4" in run.stderr
+    assert time.monotonic() - t0 < 100  # not the timeout
+
+
+def test_a_launcher_that_never_reports_times_out_with_its_output():
+    script = "import time; print('started', flush=True); time.sleep(600)"
+    with pytest.raises(subprocess.TimeoutExpired) as exc:
+        conftest._run_mpirun([sys.executable, "-c", script], None, 2)
+    assert exc.value.output == "started\n"
+
+
+def test_a_launcher_that_ends_gives_its_own_exit_code():
+    run = conftest._run_mpirun([sys.executable, "-c", "import sys; print('x'); sys.exit(3)"], None, 60)
+    assert (run.returncode, run.stdout, run.stderr) == (3, "x\n", "")

@@ -27,3 +27,9 @@ def test_ignored_deprecations_skip_the_stack_walk_and_the_others_still_warn(monk
         warnings.simplefilter("always", ReframeDeprecationWarning)
         wrapped("old name", "0.0.0")
     assert calls and [str(w.message) for w in seen] == ["old name"]  # ReFrame's own function ran
+    calls.clear()
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("ignore", ReframeDeprecationWarning)
+        warnings.filterwarnings("always", "old", ReframeDeprecationWarning)  # a filter only ReFrame can match
+        wrapped("old name", "0.0.0")
+    assert calls and [str(w.message) for w in seen] == ["old name"]

@@ -17,11 +17,12 @@ from typing import Any
 
 
 def _ignored(category: type) -> bool:
-    """Whether the warnings filters in force now ignore ``category`` (the first that matches it
-    with any message and module decides, as ``warnings.warn`` would for ReFrame's warning)."""
+    """Whether the warnings filters in force now ignore ``category`` whatever its message and
+    place: the first filter of its category decides, as in ``warnings.warn``; one that also names
+    a message, module or line (which only ReFrame's own walk can match) answers "not known": False."""
     for action, message, cat, module, lineno in warnings.filters:
-        if issubclass(category, cat) and message is None and module is None and not lineno:
-            return action == "ignore"
+        if issubclass(category, cat):
+            return action == "ignore" and message is None and module is None and not lineno
     return False
 
 

@@ -86,6 +86,14 @@ CLUSTER = {
         # loaded machine far enough apart for that in ~1 of 6 four-node jobs, the ring in none
         # of 90 (docs/ci-cluster.md)
         ["SLURM_PMIX_FENCE", "ring"],
+        # the 4 nodes share 2 CPUs and Slurm binds no task here (TaskPlugin=task/none): two ranks
+        # that poll for their messages sometimes share one CPU, and each message then waits for
+        # the other's time slice (8 B ping-pong 4 ms, not 8 us: bench/results/2026-12-03-cpu-2core/
+        # 41-ci-cluster-nightly call 2).  Open MPI's knob for an oversubscribed node: "Yield the
+        # processor when waiting for MPI communication (... will default to 1 when oversubscribing
+        # nodes)" (open-mpi/ompi, ompi/runtime/ompi_mpi_params.c); under srun it is 0 (PR #3971),
+        # so it is set here (tests/conftest.py sets it for every launch of the tests too)
+        ["OMPI_MCA_mpi_yield_when_idle", "1"],
         # records reach the job's stdout as they are made (tests/slurm/test_cluster.py shapes a
         # link once the first one is there)
         ["PYTHONUNBUFFERED", "1"],

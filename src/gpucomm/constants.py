@@ -223,6 +223,8 @@ EXIT_REPORT_DRY_RUN = 8      # this run was a ReFrame --dry-run: nothing was mea
 EXIT_REPORT_NO_VERDICT = 9   # no ReFrame test case among the inputs (plots only)
 #: ``gpucomm acceptance``: nothing to drain, but suspects to retest (the verdict is not final)
 EXIT_ACCEPTANCE_RETEST = 11
+#: ``gpucomm acceptance``: nothing to drain or retest, but a node the fleet rule could not judge
+EXIT_ACCEPTANCE_NOT_JUDGED = 12
 
 #: ``gpucomm nightly`` stopped by a signal: seconds reframe has to cancel its jobs and write its
 #: report before it and every process under it are killed, then seconds the processes that were

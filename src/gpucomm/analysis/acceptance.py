@@ -36,7 +36,10 @@ Writes DIR/drain.csv (DRAIN_FIELDS), DIR/pass.csv (PASS_FIELDS), DIR/suspects.cs
 pass.csv.  It prints the ``scontrol update nodename=... state=drain reason=...`` lines for a person
 to run (never runs them) and exits EXIT_REPORT_FAIL (6) when a node is to be drained or the session
 measured nothing, EXIT_ACCEPTANCE_RETEST (11) when nothing is to be drained but a suspect is to be
-retested (the verdict is not final), EXIT_BAD_INPUT (2) for an unreadable session or a bad option
+retested (the verdict is not final), EXIT_ACCEPTANCE_NOT_JUDGED (12) when neither, but a node
+could not be judged (pass.csv's verdict "not judged": a variable of it the fleet rule cannot judge,
+too few nodes and no class file, or on which it cannot see a node NOT_JUDGED_LOSS slow; such a
+node is never listed as a pass), EXIT_BAD_INPUT (2) for an unreadable session or a bad option
 (one line), else 0.
 An earlier drain.csv in DIR is not overwritten without ``--force``.
 """
@@ -59,7 +62,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..constants import EXIT_ACCEPTANCE_RETEST, EXIT_BAD_INPUT, EXIT_OK, EXIT_REPORT_FAIL
+from ..constants import (
+    EXIT_ACCEPTANCE_NOT_JUDGED,
+    EXIT_ACCEPTANCE_RETEST,
+    EXIT_BAD_INPUT,
+    EXIT_OK,
+    EXIT_REPORT_FAIL,
+)
 from ..contract import ERROR_PREFIX
 from . import fleetrule, noisemodel as nm
 
@@ -75,6 +84,10 @@ RETEST_REPEATS = 5
 MIN_LOSS = 0.01
 #: the loss every variable should be judged to see (a fraction): the issue's 3.5 %
 TARGET_LOSS = 0.035
+#: a node's variable the fleet rule cannot see this loss on (a fraction: a node half as fast) with
+#: 99 % probability, or cannot judge at all (too few nodes, no class file), is not judged there:
+#: the node is "not judged" (exit EXIT_ACCEPTANCE_NOT_JUDGED), never "pass"
+NOT_JUDGED_LOSS = 0.5
 #: a node pair matrix's pair is slow where it is this much worse than the other pairs' median ...
 PAIR_MIN_GAP = 0.10
 #: ... and its robust z (median and MAD of the logarithms) above this
@@ -154,6 +167,8 @@ class Verdict:
     noise: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     nothing: bool = False
+    #: node -> [(check, variable, what the fleet can see of it)] where the fleet rule could not judge it
+    unjudged: dict = field(default_factory=dict)
 
 
 def load_class(path: str) -> dict:
@@ -177,15 +192,35 @@ def _num(v: float) -> float | str:
     return "" if v is None or (isinstance(v, float) and not math.isfinite(v)) else float(v)
 
 
-def screened(arr: np.ndarray, m: np.ndarray, res: dict, key: tuple, unit: str, nodes: list, suspect_alpha: float,
-             min_loss: float, cls: fleetrule.ClassNoise | None) -> list[tuple]:
-    """The flags of one variable: (node, key, unit, judged, index) of its nodes flagged at the final
-    bound (``res``) with MIN_FINAL or more repeats, and of those with fewer flagged at the screening
-    bound of ``suspect_alpha``."""
+def screening(arr: np.ndarray, m: np.ndarray, res: dict, suspect_alpha: float, min_loss: float,
+              cls: fleetrule.ClassNoise | None) -> tuple[np.ndarray, dict]:
+    """(few, screen): the nodes of one variable with fewer than MIN_FINAL repeats, and the fleet
+    rule at the screening bound of ``suspect_alpha`` they are judged by (``res`` where there are none)."""
     few = np.isfinite(res["value"]) & (res["k"] < MIN_FINAL)
-    screen = fleetrule.judge(arr, m, suspect_alpha, min_loss, cls) if few.any() else res
+    return few, fleetrule.judge(arr, m, suspect_alpha, min_loss, cls) if few.any() else res
+
+
+def screened(res: dict, few: np.ndarray, screen: dict, key: tuple, unit: str, nodes: list) -> list[tuple]:
+    """The flags of one variable: (node, key, unit, judged, index) of its nodes flagged at the final
+    bound (``res``) with MIN_FINAL or more repeats, and of those with fewer (``few``) flagged at the
+    screening bound (``screen``)."""
     return ([(nodes[i], key, unit, res, i) for i in np.nonzero(res["flag"] & ~few)[0]] +
             [(nodes[i], key, unit, screen, i) for i in np.nonzero(screen["flag"] & few)[0]])
+
+
+def unjudged(res: dict, few: np.ndarray, screen: dict) -> list[tuple[int, float]]:
+    """(node index, detectable loss) of one variable's nodes the rule that judges them (the final
+    bound, or the screening one for ``few``) cannot judge, or sees no loss below NOT_JUDGED_LOSS of
+    (NaN where it cannot judge at all)."""
+    out = []
+    for i in np.nonzero(np.isfinite(res["value"]))[0]:
+        applied = screen if few[i] else res
+        det = float(applied["detectable"][i])
+        if not applied["judgeable"][i]:
+            out.append((int(i), float("nan")))
+        elif not det < NOT_JUDGED_LOSS:
+            out.append((int(i), det))
+    return out
 
 
 @dataclass
@@ -328,7 +363,10 @@ def _judge_fleet(tally: _Tally, vals: pd.DataFrame, single: pd.DataFrame, alpha:
         if c is not None and bool(np.asarray(res["shifted"]).any()):
             tally.out.notes.append(f"{key[0]} {key[2]} ({key[1]}): this batch sits away from the class file's "
                                    "centre (beyond 3 standard errors): judged against its own nodes")
-        flags += screened(arr, mm, res, key, unit, nodes, max(alpha, suspect_alpha), min_loss, c)
+        few, screen = screening(arr, mm, res, max(alpha, suspect_alpha), min_loss, c)
+        flags += screened(res, few, screen, key, unit, nodes)
+        for i, det in unjudged(res, few, screen):
+            tally.out.unjudged.setdefault(nodes[i], []).append((key[0], key[2], det))
         if has.any() and int(res["k"][has].min()) < 2:
             one_repeat.append(f"{key[0]} {key[2]}")
     _note_unjudged(tally, few_nodes, one_repeat)
@@ -476,11 +514,22 @@ def _list_passes(tally: _Tally, node_part: dict[str, set[str]], sessions: dict[s
         many = len(sessions.get(node, ())) > 1
         if node in suspects:
             verdict, note = "suspect", f"not final with k={min(r['k'] for r in suspects[node])}: retest (suspects.csv)"
+        elif node in tally.out.unjudged:
+            verdict, note = "not judged", unjudged_note(tally.out.unjudged[node])
         else:
             verdict = "pass on retest" if many else "pass"
             note = "" if nvars else "no per-node variable judged (checks across nodes only)"
         tally.out.passed.append(dict(node=node, verdict=verdict, checks=len(checks), variables=nvars,
                                      k=min(ks) if ks else "", sessions=len(sessions.get(node, ())), note=note))
+
+
+def unjudged_note(rows: list[tuple]) -> str:
+    """pass.csv's note of a node not judged: how many of its variables, and the first of them."""
+    check, var, det = rows[0]
+    why = ("too few nodes and no class file" if not math.isfinite(det) else
+           f"it sees a loss of {det:.0%} at best, {NOT_JUDGED_LOSS:.0%} asked")
+    return (f"the fleet rule could not judge {len(rows)} of its variables, e.g. {check} {var} ({why}): "
+            "give a class file (--class), more nodes or more repeats (noise.csv)")
 
 
 def _in_unit(badness: float, unit: str) -> float | str:
@@ -804,7 +853,14 @@ def main(argv: list[str] | None = None) -> int:
     _print_verdict(verdict, args.out)
     if verdict.drain or verdict.nothing:
         return EXIT_REPORT_FAIL
-    return EXIT_ACCEPTANCE_RETEST if verdict.suspects else EXIT_OK
+    if verdict.suspects:
+        return EXIT_ACCEPTANCE_RETEST
+    return EXIT_ACCEPTANCE_NOT_JUDGED if not_judged(verdict) else EXIT_OK
+
+
+def not_judged(verdict: Verdict) -> list[str]:
+    """The nodes of pass.csv the verdict could not judge (verdict "not judged")."""
+    return [r["node"] for r in verdict.passed if r["verdict"] == "not judged"]
 
 
 def _print_verdict(verdict: Verdict, out: str) -> None:
@@ -816,8 +872,12 @@ def _print_verdict(verdict: Verdict, out: str) -> None:
             print(f"noise: {row['check']} {row['variable']}: {row['verdict']} (sees {row['detectable_loss']:.1%})")
     nodes = {r["node"] for r in verdict.drain}
     sus = {r["node"] for r in verdict.suspects}
-    print(f"{len(verdict.passed) - len(sus)} node(s) pass, {len(sus)} suspect(s) to retest, {len(nodes)} to drain "
-          f"(in {out}: drain.csv, pass.csv, suspects.csv, noise.csv)")
+    unseen = not_judged(verdict)
+    print(f"{len(verdict.passed) - len(sus) - len(unseen)} node(s) pass, {len(unseen)} not judged, {len(sus)} "
+          f"suspect(s) to retest, {len(nodes)} to drain (in {out}: drain.csv, pass.csv, suspects.csv, noise.csv)")
+    for row in verdict.passed:
+        if row["verdict"] == "not judged":
+            print(f"  not judged {row['node']}: {row['note']}")
     for row in verdict.drain:
         print(f"  {row['node']}: {row['check']} {row['reason']}")
     for row in verdict.suspects:

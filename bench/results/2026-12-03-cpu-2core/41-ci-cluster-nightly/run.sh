@@ -10,10 +10,11 @@
 #   time inside it (payload/faults.py), every variable of gcn3 FACTOR times slower; elsewhere idle.
 # Each night's exit code, its verdict line and the drift rows of its flagged or suspect variables.
 # From the repository root, as root, the venv in .venv, the CI cluster down:
-#   bash bench/results/2026-12-03-cpu-2core/41-ci-cluster-nightly/run.sh OUT [HEALTHY [SLOW [FACTOR]]]
+#   bash bench/results/2026-12-03-cpu-2core/41-ci-cluster-nightly/run.sh OUT [HEALTHY [SLOW [FACTOR [REPEAT]]]]
+# REPEAT (default 1): measurements of each check a night (ReFrame's --repeat, one session).
 set -uo pipefail
 OUT=${1:?OUT}; mkdir -p "$OUT"; OUT=$(cd "$OUT" && pwd)
-HEALTHY=${2:-10} SLOWN=${3:-3} FACTOR=${4:-1.1}
+HEALTHY=${2:-10} SLOWN=${3:-3} FACTOR=${4:-1.1} REPEAT=${5:-1}
 export PATH="$PWD/.venv/bin:$PATH:/usr/local/sbin:/usr/sbin:/sbin"
 export SLURM_CONF=/tmp/gpucomm-cluster/slurm.conf RFM_ENABLE_RESULTS_STORAGE=n
 unset GPUCOMM_TEST_SLOW_NODE
@@ -31,7 +32,7 @@ for i in $(seq 1 $((HEALTHY + SLOWN))); do
     phase "night $night: ${env[*]:-healthy}"
     s=$SECONDS
     env "${env[@]}" gpucomm nightly --mode health --out "$OUT/nights/$night" --night-gap 0 \
-        -C config/settings.py --system ci:cluster -c checks/ --distribute=all -n HealthCheck -S sizes=8,1M \
+        -C config/settings.py --system ci:cluster -c checks/ --distribute=all --repeat "$REPEAT" -n HealthCheck -S sizes=8,1M \
         --prefix "$OUT/rfm/$night" >"$OUT/$night.log" 2>&1
     rc=$?
     echo "rc=$rc wall=$((SECONDS - s)) s" | tee -a "$OUT/$night.log"

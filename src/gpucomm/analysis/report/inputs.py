@@ -320,6 +320,12 @@ def tool_label(tc: dict[str, Any]) -> str | None:
 NO_RESULT = "no result"
 
 
+def real_nodes(nodelist: Sequence[Any] | None) -> list[str]:
+    """The node names of a test case's ``job_nodelist``, without the placeholder ReFrame records
+    for a job whose nodes it never saw ('None')."""
+    return [str(n) for n in (nodelist or []) if n and str(n) != "None"]
+
+
 def case_identity(display_name: str | None, name: str | None = None, nodelist: Sequence[str] = ()
                   ) -> tuple[str, str, str | None, int]:
     """(test, case, node, repeat) of a test case: ``test`` its check's name without the parameters
@@ -329,7 +335,7 @@ def case_identity(display_name: str | None, name: str | None = None, nodelist: S
     shown = str(display_name or name or "?")
     found = {m.group("key"): m.group("value") for m in _GENERATED.finditer(shown)}
     test = str(name) if name else _GENERATED.sub("", shown)
-    nodes = [n for n in (nodelist or []) if n and n != "None"]
+    nodes = real_nodes(nodelist)
     node = found.get("nid") or (nodes[0] if len(nodes) == 1 else None)
     try:
         repeat = int(found.get("repeat_no", 0))
@@ -425,9 +431,11 @@ def _latest_cases(data, doc, path):
 def _case_row(tc, session, end, dry, history, kind, path):
     """The cases row (CASE_COLUMNS) of a report's test case."""
     listed = tc.get("job_nodelist") if isinstance(tc.get("job_nodelist"), list) else []
-    nodes = ",".join(str(n) for n in listed) or "?"
     test, shown, node, repeat = case_identity(tc.get("display_name"), tc.get("name") or tc.get("short_name"),
                                               listed)
+    # ReFrame's Slurm scheduler lists a job it never saw running as ['None']: a --distribute
+    # case's own node (%.nid) then names it, not a node "None"
+    nodes = ",".join(real_nodes(listed)) or node or "?"
     return {"time": tc.get("job_completion_time_unix") or end,
             "session": session, "system": tc.get("system"), "partition": tc.get("partition"),
             "environ": tc.get("environ"), "test": test, "case": shown, "node": node, "repeat": repeat,

@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+from gpucomm.constants import LOOP_ENV, LOOP_MPI4PY
+
 REPO = Path(__file__).resolve().parents[1]
 CONFIG = REPO / "config" / "settings.py"
 CHECKS = REPO / "checks"
@@ -61,6 +63,12 @@ def clean_env(**extra):
     # config/results.py stores every session in ~/.reframe/reports/gpucomm.db: not the tests'
     # (a test of the storage passes RFM_ENABLE_RESULTS_STORAGE=y and its own RFM_SQLITE_DB_FILE)
     env["RFM_ENABLE_RESULTS_STORAGE"] = "n"
+    # the payload's mpi4py timed loop, as the tests' mpirun fixture launches it (tests/conftest.py):
+    # each rank of the compiled loop imports numba and loads the loops, a 2-rank launch 3.0 CPU
+    # seconds instead of 0.6 here; the local-run files (test_health, _nightly, _internode, _bw,
+    # _noise, _local_reframe) took 142 CPU seconds instead of 157.  tests/payload/test_fastloop.py
+    # tests that loop; a test that wants it in a ReFrame run passes GPUCOMM_LOOP="auto"
+    env[LOOP_ENV] = LOOP_MPI4PY
     env.update({k: str(v) for k, v in extra.items()})
     return env
 

@@ -52,7 +52,9 @@ def test_a_run_started_in_a_busy_prefix_fails_naming_the_other(tmp_path):
     prefix = tmp_path / "p"
     one = ("-c", "checks/pingpong.py", "-n", "^PingPongCheck%method=host", "-S", "sizes=8", "-r",
            "--prefix", prefix)
-    first = start(tmp_path, *one, "-S", "budget=8", "--report-file", tmp_path / "first.json")
+    # the first run's timed loop lasts its 8 s budget (iterations enough for it: 8 B ping-pongs
+    # take microseconds), so that the second starts while it runs
+    first = start(tmp_path, *one, "-S", "budget=8", "-S", "iters=100000000", "--report-file", tmp_path / "first.json")
     lock = prefix / "stage" / LOCK_NAME
     deadline = time.monotonic() + 60
     while not (lock.exists() and lock.read_text().strip() == str(first.pid)):

@@ -81,6 +81,32 @@ def test_too_little_history_is_references_only():
     assert (res["status"] == "new").all()
 
 
+def test_a_variable_too_noisy_to_see_a_node_half_as_fast_is_blind_not_ok():
+    """Old: on the CI cluster (bench/results/2026-12-03-cpu-2core/41-ci-cluster-nightly call 3)
+    variables whose two-nights rule could see, at best, a 12x change were "ok" every night.  Now a
+    variable that cannot see a 50 % loss is "blind" (references only, said), a quiet one "ok", and
+    a blind one that its rules do see still fails."""
+    rng = np.random.default_rng(7)
+    noisy = ds.night_values(rng, 12, 0.4, 2, transient=0.0)
+    res = drift.judge_series(ds.series(noisy, "GB/s"), [6] * 12)
+    judged = res[res["history"] >= drift.MIN_NIGHTS]
+    assert (judged["status"] == "blind").all() and (judged["sees"] >= drift.BLIND_LOSS).all(), judged
+    assert judged["rule"].iloc[-1].startswith("sees a loss of ")
+    quiet = drift.judge_series(ds.series(ds.night_values(rng, 12, 0.01, 2, transient=0.0), "GB/s"), [6] * 12)
+    assert (quiet[quiet["history"] >= drift.MIN_NIGHTS]["status"] == "ok").all()
+    crushed = [g.copy() for g in noisy]
+    crushed[-2] = crushed[-2] / 1000
+    crushed[-1] = crushed[-1] / 1000  # 1000x slower two nights running: seen even here
+    res = drift.judge_series(ds.series(crushed, "GB/s"), [6] * 12)
+    assert res["status"].iloc[-1] == "FAIL", res.tail(3)
+    table = res.assign(system="ci", partition="cluster", node="gcn1", test="PingPongCheck", var="goodput_1MiB",
+                       unit="GB/s")
+    d = drift.Drift(table, table.tail(1).assign(status="blind", sees=5.0), [])
+    text = "\n".join(drift.lines(d))
+    assert "0 of 1 judged against their node's own history" in text
+    assert "gcn1 ci:cluster: 1 variables too noisy to see a node 50% slower over two nights" in text
+
+
 @pytest.fixture(scope="module")
 def replay():
     mod = _replay()

@@ -33,7 +33,10 @@ with repeats, ``standard_error``, floors), with nights in place of nodes:
     ``3 m / ALPHA_NIGHT`` nights);
 
 * fewer than ``MIN_NIGHTS`` healthy nights: the variable is judged by its references alone, and
-  the verdict says how many nights are missing.
+  the verdict says how many nights are missing;
+* a variable so noisy that its two-nights rule cannot see ``BLIND_LOSS`` (``sees``: the loss
+  found with 99 % probability, noisemodel.detectable_loss at ``b2``) is **blind**: its rules still
+  run, but a night they do not flag is no "ok" of it; references only, and the verdict says so.
 """
 
 from __future__ import annotations
@@ -74,8 +77,12 @@ MAX_NIGHTS = 2 * WINDOW + CUSUM_NIGHTS
 NIGHT_GAP_H = 6.0
 #: ReFrame's results that are no failure of the node
 GOOD = ("pass", "xfail", "skip")
+#: a variable whose two-nights rule cannot see this loss (a fraction of performance: a node half as
+#: fast) with probability noisemodel.POWER is too noisy to judge: "blind", references only, and the
+#: verdict says so (as the acceptance verdict's acceptance.NOT_JUDGED_LOSS)
+BLIND_LOSS = 0.5
 #: the statuses of one variable on one night, worst first
-STATUSES = ("FAIL", "suspect", "ok", "new")
+STATUSES = ("FAIL", "suspect", "blind", "ok", "new")
 
 
 def t_bound(p: float, df: int) -> float:
@@ -148,10 +155,11 @@ def judge_series(s: Series, m_of: Sequence[int], alpha: float = ALPHA_NIGHT) -> 
                                "current": bool(s.current[t]) if s.current else t == n_nights - 1, "k": int(ks[t]),
                                "history": len(ref), "healthy": bool(s.healthy[t]), "status": "new",
                                "rule": "", "value_bad": val[t], "median_bad": np.nan, "se": np.nan,
-                               "z": np.nan, "b1": np.nan, "b2": np.nan, "cusum": np.nan, "h": np.nan}
+                               "z": np.nan, "b1": np.nan, "b2": np.nan, "cusum": np.nan, "h": np.nan,
+                               "sees": np.nan}
         if len(b) and len(ref) >= MIN_NIGHTS:
             _night_verdict(row, b, t, ref, within, m, alpha, (val, ks, usable, zs, cus), rows)
-        usable[t] = bool(s.healthy[t]) and len(b) > 0 and row["status"] in ("ok", "new")
+        usable[t] = bool(s.healthy[t]) and len(b) > 0 and row["status"] in ("ok", "blind", "new")
         rows.append(row)
     out = pd.DataFrame(rows)
     worse = 1.0 if nm.higher_is_worse(s.unit) else -1.0
@@ -173,7 +181,8 @@ def _night_verdict(row: dict, b: np.ndarray, t: int, ref: np.ndarray, within: fl
     z = (val[t] - med) / se
     b1, b2 = bounds(m, len(ref) - 1, alpha)
     zs[t] = z
-    row.update(median_bad=med, se=se, z=z, b1=b1, b2=b2, status="ok")
+    sees = nm.detectable_loss(se, b2)
+    row.update(median_bad=med, se=se, z=z, b1=b1, b2=b2, sees=sees, status="ok" if sees < BLIND_LOSS else "blind")
     prev = t - 1
     confirmed = ks[t] >= 2 and z > b1 and _each_worse(b, med, val[ref], ks[ref], within)
     row["confirm_z"] = _each_z(b, med, val[ref], ks[ref], within) if ks[t] >= 2 else np.nan
@@ -186,6 +195,8 @@ def _night_verdict(row: dict, b: np.ndarray, t: int, ref: np.ndarray, within: fl
     c, h = _cusum(val, ks, usable, t, within, m, alpha)
     cus[t] = c
     row.update(cusum=c, h=h)
+    if row["status"] == "blind":
+        row["rule"] = f"sees a loss of {sees:.0%} at best (two nights)"
     if row["status"] != "FAIL" and c > h and prev >= 0 and cus[prev] > rows[prev]["h"]:
         row.update(status="FAIL", rule="drift")
 
@@ -471,7 +482,7 @@ def lines(d: Drift) -> list:
     for _, row in d.suspects.iterrows():
         out.append(f"SUSPECT     {reason(row)}")
     lat = d.latest
-    judged = lat[lat["status"] != "new"]
+    judged = lat[~lat["status"].isin(["new", "blind"])]
     nodes = lat.groupby(NODE_KEY).size()
     head = (f"nightly drift: {_n(len(d.failed), 'variable')} failed, {len(d.suspects)} suspect, {len(judged)} of "
             f"{len(lat)} judged against their node's own history ({_n(len(nodes), 'node')}; false alarms at most "
@@ -482,6 +493,12 @@ def lines(d: Drift) -> list:
         have = int(g["history"].max())
         out.append(f"nightly drift: {key[2]} {key[0]}:{key[1]}: {len(g)} variables have {have} healthy nights of "
                    f"history, {MIN_NIGHTS - have} more needed: references only")
+    blind = lat[lat["status"] == "blind"]
+    for key, g in blind.groupby(NODE_KEY):
+        worst = g.sort_values("sees").iloc[0]
+        out.append(f"nightly drift: {key[2]} {key[0]}:{key[1]}: {len(g)} variables too noisy to see a node "
+                   f"{BLIND_LOSS:.0%} slower over two nights (e.g. {worst['test']} {worst['var']}: a loss of "
+                   f"{worst['sees']:.0%} at best): references only")
     out += [f"nightly drift: {n}" for n in d.notes]
     return out
 
@@ -536,7 +553,7 @@ def plot(d: Drift, outdir: str) -> list:
 def table_out(d: Drift) -> pd.DataFrame:
     """The newest night's rows as the report's drift.csv."""
     cols = VAR_KEY + ["unit", "status", "rule", "value", "median", "change", "loss", "z", "b1", "b2", "cusum", "h",
-                      "history", "k", "time"]
+                      "sees", "history", "k", "time"]
     return d.latest.reindex(columns=cols)
 
 

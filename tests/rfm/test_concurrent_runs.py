@@ -53,8 +53,9 @@ def test_a_run_started_in_a_busy_prefix_fails_naming_the_other(tmp_path):
     one = ("-c", "checks/pingpong.py", "-n", "^PingPongCheck%method=host", "-S", "sizes=8", "-r",
            "--prefix", prefix)
     # the first run's timed loop lasts its 8 s budget (iterations enough for it: 8 B ping-pongs
-    # take microseconds), so that the second starts while it runs
-    first = start(tmp_path, *one, "-S", "budget=8", "-S", "iters=100000000", "--report-file", tmp_path / "first.json")
+    # take microseconds; few warm-up ones, not a tenth of them), so that the second starts while it runs
+    first = start(tmp_path, *one, "-S", "budget=8", "-S", "iters=100000000", "-S", "warmup=10",
+                  "--report-file", tmp_path / "first.json")
     lock = prefix / "stage" / LOCK_NAME
     deadline = time.monotonic() + 60
     while not (lock.exists() and lock.read_text().strip() == str(first.pid)):

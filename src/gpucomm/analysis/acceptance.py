@@ -84,10 +84,8 @@ RETEST_REPEATS = 5
 MIN_LOSS = 0.01
 #: the loss every variable should be judged to see (a fraction): the issue's 3.5 %
 TARGET_LOSS = 0.035
-#: a node's variable the fleet rule cannot see this loss on (a fraction: a node half as fast) with
-#: 99 % probability, or cannot judge at all (too few nodes, no class file), is not judged there:
-#: the node is "not judged" (exit EXIT_ACCEPTANCE_NOT_JUDGED), never "pass"
-NOT_JUDGED_LOSS = 0.5
+#: a node's variable the fleet rule cannot judge, or cannot see this loss on: "not judged"
+NOT_JUDGED_LOSS = nm.BLIND_LOSS
 #: a node pair matrix's pair is slow where it is this much worse than the other pairs' median ...
 PAIR_MIN_GAP = 0.10
 #: ... and its robust z (median and MAD of the logarithms) above this

@@ -77,10 +77,8 @@ MAX_NIGHTS = 2 * WINDOW + CUSUM_NIGHTS
 NIGHT_GAP_H = 6.0
 #: ReFrame's results that are no failure of the node
 GOOD = ("pass", "xfail", "skip")
-#: a variable whose two-nights rule cannot see this loss (a fraction of performance: a node half as
-#: fast) with probability noisemodel.POWER is too noisy to judge: "blind", references only, and the
-#: verdict says so (as the acceptance verdict's acceptance.NOT_JUDGED_LOSS)
-BLIND_LOSS = 0.5
+#: a variable whose two-nights rule cannot see this loss is "blind" (references only, said)
+BLIND_LOSS = nm.BLIND_LOSS
 #: the statuses of one variable on one night, worst first
 STATUSES = ("FAIL", "suspect", "blind", "ok", "new")
 

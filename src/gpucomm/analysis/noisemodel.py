@@ -54,6 +54,9 @@ FLOOR_BETWEEN = 0.001
 ALPHA = 1e-3
 #: the probability with which a detectable loss is found
 POWER = 0.99
+#: a variable whose verdict cannot find this loss (a fraction of performance: a node half as fast)
+#: with probability POWER is not judged by it: acceptance's "not judged", the nightly's "blind"
+BLIND_LOSS = 0.5
 #: Monte Carlo draws for the order-statistic constants (seeded: the same constants every run)
 _DRAWS = 200_000
 

@@ -20,7 +20,7 @@ import pytest
 import reframe.utility.sanity as sn
 from reframe.core.exceptions import SanityError, SkipTestError
 
-from gpucomm.rfm.noise import aggressor_fragment, layout_ok, leaf_switch
+from gpucomm.rfm.noise import aggressor_fragment, layout_ok, leaf_switch, victim_layout_ok
 from reframe_helpers import clean_env, dry_runs, job_script, reframe, report_cases
 from test_sites import BIND, SITES, VENV_PYTHON, expected_script, site_env
 
@@ -60,6 +60,19 @@ def test_layout_sanity(tmp_path, layout, victim, aggressor, error):
     else:
         with pytest.raises(SanityError, match=error):
             sn.evaluate(layout_ok(v, a, layout))
+
+
+def test_a_misplaced_victim_is_the_reason_even_when_the_aggressor_never_started(tmp_path):
+    """Old: a victim inside one switch for shared-link whose aggressor did not start (its steps
+    not ready in time on a loaded machine) failed with "the aggressor did not start its load",
+    hiding that the job measured nothing the layout asked for.  The victim's placement is judged
+    first, from the quiet run alone; without it (the quiet run failed) that failure speaks."""
+    v = _results(tmp_path / "v.json", ("top.l1.n1", "top.l1.n2"), "same-switch")
+    with pytest.raises(SanityError, match="the victim's nodes should be different-switch, they are "
+                                          r"same-switch: n1 \(top.l1.n1\), n2 \(top.l1.n2\)$"):
+        sn.evaluate(victim_layout_ok(v, "shared-link"))
+    assert sn.evaluate(victim_layout_ok(v, "apart"))
+    assert sn.evaluate(victim_layout_ok(str(tmp_path / "none.json"), "shared-link"))
 
 
 def test_layout_unconfirmed_is_a_skip(tmp_path):

@@ -102,14 +102,30 @@ def _placement(path):
 
 
 @sn.deferrable
+def victim_layout_ok(victim_json, layout, topology=None):
+    """layout_ok's verdict on the victim's nodes alone, judged first: a victim at the wrong
+    distance makes every number of the job meaningless, whatever the aggressor did (which
+    may not have started at all).  True where the quiet run wrote no placement (its own
+    failure is then the reason noise_ok gives)."""
+    if not os.path.exists(victim_json):
+        return True
+    return _layout_verdict(_placement(victim_json), None, layout, topology)
+
+
+@sn.deferrable
 def layout_ok(victim_json, aggressor_json, layout, topology=None):
     """True if the victim's nodes are at the layout's distance and the aggressor's nodes on the
     victim's leaf switches (or on others, for ``apart``); a SanityError naming the nodes where
     not; a skip where the job cannot tell (no SLURM_TOPOLOGY_ADDR), a SanityError instead where
     the partition says Slurm reports its topology (``topology``, as sanity.placement_ok)."""
+    return _layout_verdict(_placement(victim_json), _placement(aggressor_json), layout, topology)
+
+
+def _layout_verdict(victim, aggressor, layout, topology):
+    """layout_ok on placements already read; without ``aggressor``, the victim's part alone."""
     want_victim, where = NOISE_LAYOUTS[layout]
-    victim, aggressor = _placement(victim_json), _placement(aggressor_json)
-    addrs = victim["topology_addr"] + aggressor["topology_addr"]
+    theirs_placement = aggressor or {"hosts": [], "topology_addr": []}
+    addrs = victim["topology_addr"] + theirs_placement["topology_addr"]
     if victim["distance"] == "unknown" or any(a is None for a in addrs):
         if topology:
             raise SanityError(f"layout {layout} asked for, but the job cannot confirm it "
@@ -118,10 +134,12 @@ def layout_ok(victim_json, aggressor_json, layout, topology=None):
         raise SkipTestError(f"layout {layout} asked for, but the job cannot confirm it "
                             f"({victim.get('source', 'no topology information')}): give the nodes "
                             "with -S victim_nodelist=... -S aggressor_nodelist=...")
-    nodes = ", ".join(f"{h} ({a})" for h, a in zip(victim["hosts"] + aggressor["hosts"], addrs))
+    nodes = ", ".join(f"{h} ({a})" for h, a in zip(victim["hosts"] + theirs_placement["hosts"], addrs))
     if victim["distance"] != want_victim:
         raise SanityError(f"layout {layout}: the victim's nodes should be {want_victim}, they are "
                           f"{victim['distance']}: {nodes}")
+    if aggressor is None:
+        return True
     mine = {leaf_switch(a) for a in victim["topology_addr"]}
     theirs = {leaf_switch(a) for a in aggressor["topology_addr"]}
     if where == OTHER_SWITCHES and mine & theirs:
@@ -460,6 +478,9 @@ class NoiseBase(GpucommCheck):
         steps = []
         if self.preflight:
             steps.append(preflight_ok(str(self.stdout), str(self.stderr), self.recipe()))
+        if self.multi_node:  # a victim in the wrong place is the reason, whatever else failed
+            steps.append(victim_layout_ok(os.path.join(self.stagedir, QUIET_JSON), self.layout,
+                                          self.current_partition.extras.get(Extras.TOPOLOGY)))
         steps.append(noise_ok(str(self.stdout), str(self.stderr), self.stagedir, self.victim_sizes))
         if self.multi_node:
             steps.append(layout_ok(os.path.join(self.stagedir, QUIET_JSON),

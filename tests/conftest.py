@@ -268,9 +268,13 @@ def pytest_collection_modifyitems(config, items):
 def in_handing_order(items):
     """The order pytest-xdist hands the units out in (the first item of each unit places it):
     the 4-node cluster's chain first (the longest), then every unit with a measurement, then
-    the rest; within a unit its measurements first.  A measurement waits for every test then
-    running to end, and the machine idles meanwhile: at the start, the tests it waits for are
-    the first and short ones."""
+    the modules that share a set-up, then the tests that are a unit alone; within a unit its
+    measurements first.  A measurement waits for every test then running to end, and the
+    machine idles meanwhile: at the start, the tests it waits for are the first and short ones.
+    The long units before the short ones (the longest-first rule of list scheduling): in
+    collection order tests/unit/test_report.py, a module of 61-72 s, was handed out last and ran
+    alone for the last 33-40 s of the run while the other workers had finished
+    (bench/results/2026-12-03-cpu-2core/44-ci-timings, runs 20-21)."""
     alone = {id(it): it.get_closest_marker(machine.MARKER) is not None for it in items}
     unit_alone = {}
     for it in items:
@@ -279,8 +283,9 @@ def in_handing_order(items):
 
     def rank(it):
         unit = xdist_scope(it.nodeid)
-        return (0 if unit == SHARED_CLUSTERS["test_cluster.py"] else 1 if unit_alone[unit] else 2,
-                not alone[id(it)])
+        first = (0 if unit == SHARED_CLUSTERS["test_cluster.py"] else 1 if unit_alone[unit]
+                 else 3 if unit == it.nodeid else 2)
+        return first, not alone[id(it)]
     return sorted(items, key=rank)  # stable: collection order otherwise
 
 

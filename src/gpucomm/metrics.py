@@ -86,7 +86,8 @@ def busbw_GBps(op, size, time_s, nranks, pairs=1):
 def time_stats_us(times_s):
     """Median, spread and percentiles (numpy's linear interpolation) of per-iteration times."""
     # imported here: the checks' ReFrame sessions import this module (native/nccltests.py) and
-    # use none of numpy, which costs them 0.09 of their ~1 s start-up
+    # use none of numpy, which cost a small dry run 0.90 CPU-s instead of 0.69 (median of 5)
+    # (bench/results/2026-12-03-cpu-2core/44-ci-timings/numpy-in-session.log)
     import numpy as np
     t = np.asarray(times_s, dtype=np.float64) * 1e6
     return {

@@ -73,6 +73,9 @@ def test_a_misplaced_victim_is_the_reason_even_when_the_aggressor_never_started(
         sn.evaluate(victim_layout_ok(v, "shared-link"))
     assert sn.evaluate(victim_layout_ok(v, "apart"))
     assert sn.evaluate(victim_layout_ok(str(tmp_path / "none.json"), "shared-link"))
+    # a distance the job cannot tell is no verdict here (layout_ok's skip, after the runs' own)
+    u = _results(tmp_path / "u.json", (None, None), "unknown")
+    assert sn.evaluate(victim_layout_ok(u, "shared-link"))
 
 
 def test_layout_unconfirmed_is_a_skip(tmp_path):

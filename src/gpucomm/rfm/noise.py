@@ -106,10 +106,14 @@ def victim_layout_ok(victim_json, layout, topology=None):
     """layout_ok's verdict on the victim's nodes alone, judged first: a victim at the wrong
     distance makes every number of the job meaningless, whatever the aggressor did (which
     may not have started at all).  True where the quiet run wrote no placement (its own
-    failure is then the reason noise_ok gives)."""
+    failure is then the reason noise_ok gives), and where the job cannot tell the distance:
+    that is layout_ok's to judge after noise_ok, so that a run that failed is never a skip."""
     if not os.path.exists(victim_json):
         return True
-    return _layout_verdict(_placement(victim_json), None, layout, topology)
+    victim = _placement(victim_json)
+    if victim["distance"] == "unknown" or any(a is None for a in victim["topology_addr"]):
+        return True
+    return _layout_verdict(victim, None, layout, topology)
 
 
 @sn.deferrable

@@ -2,9 +2,17 @@
 ``tolerances`` to the analysis layer; ``probe`` to the site layer.  Each is imported only when
 called, so a payload-only install never imports ReFrame, pandas or matplotlib."""
 
+import os
 import sys
 
 from .contract import ERROR_PREFIX
+
+#: environment set (where unset) before a compute-node command imports numpy: the payload, probe
+#: and preflight do no linear algebra, and OpenBLAS (numpy's wheels) otherwise starts a thread per
+#: core at import, e.g. 72 idle threads per rank on a Grace node beside the timed loop; on the CI
+#: machine a 2-rank launch took 0.73 CPU seconds with them, 0.62 without
+#: (bench/results/2026-12-03-cpu-2core/44-ci-timings/openblas-threads.log)
+NODE_ENV = {"OPENBLAS_NUM_THREADS": "1"}
 
 #: subcommand -> ("module:function" taking the remaining arguments, the extra it needs, what it does)
 TOOLS = {"report": ("gpucomm.analysis.report:main", "report", "tables, plots and the verdict of ReFrame results"),
@@ -28,6 +36,9 @@ def other_commands():
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
+    if not (argv[:1] and argv[0] in TOOLS and TOOLS[argv[0]][1]):  # not an analysis command
+        for key, value in NODE_ENV.items():
+            os.environ.setdefault(key, value)
     if argv[:1] and argv[0] in TOOLS:
         import importlib
         target, extra, _ = TOOLS[argv[0]]

@@ -12,3 +12,23 @@ def test_help_lists_every_command():
     listed = {line.split()[0] for line in run.stdout.split("other commands", 1)[1].splitlines()[1:] if line.strip()}
     assert listed == set(TOOLS)  # old: acceptance, nightly and preflight were missing
     assert "pingpong" in run.stdout and "aggressor" in run.stdout
+
+
+def test_compute_node_commands_import_numpy_without_a_blas_thread_pool(monkeypatch, capsys):
+    """The payload (and probe, preflight) set OPENBLAS_NUM_THREADS=1 where it is unset, before
+    numpy's import; a value the user set is kept; the analysis commands leave it alone."""
+    import os
+
+    import pytest
+
+    from gpucomm.main import NODE_ENV, main
+    for before, after in (({}, NODE_ENV), ({"OPENBLAS_NUM_THREADS": "8"}, {"OPENBLAS_NUM_THREADS": "8"})):
+        monkeypatch.setattr(os, "environ", dict(before))
+        with pytest.raises(SystemExit):
+            main(["--help"])
+        assert os.environ == after
+    monkeypatch.setattr(os, "environ", {})
+    monkeypatch.setitem(TOOLS, "report", ("json:dumps", "report", "an analysis command"))
+    assert main(["report"]) == "[]"
+    assert os.environ == {}
+    capsys.readouterr()

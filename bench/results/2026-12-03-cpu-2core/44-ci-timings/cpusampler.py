@@ -14,7 +14,17 @@ def cat(cmd):
     if n in ("prterun","prted","mpirun","prte"): return "prrte"
     if n.startswith("python"): return "python-other:" + " ".join(cmd[1:3])[:60]
     return n[:30]
-last = {}; tot = collections.Counter(); total_ticks = [0]
+last = {}; tot = collections.Counter(); total_ticks = [0]; by_case = collections.Counter()
+import re
+def case(pid, cmd):
+    """payload rank: (stage test name or cwd tail, op, method)"""
+    try: cwd = os.readlink(f"/proc/{pid}/cwd")
+    except OSError: cwd = "?"
+    m = re.search(r"/stage/[^/]+/[^/]+/[^/]+/([^/]+)", cwd)
+    name = m.group(1) if m else "direct:" + "/".join(cwd.split("/")[-2:])
+    c = " ".join(cmd); op = c.split("-m gpucomm", 1)[1].split()[:1] if "-m gpucomm" in c else ["?"]
+    mm = re.search(r"--method (\S+)", c)
+    return f"{name} | {op[0] if op else '?'} {mm.group(1) if mm else ''}"
 stop = [False]
 signal.signal(signal.SIGTERM, lambda *a: stop.__setitem__(0, True))
 def idle():
@@ -36,9 +46,13 @@ while not stop[0]:
         cmd = [c.decode(errors="replace") for c in cmd if c]
         seen[key] = ticks
         prev = last.get(key, 0)
-        if ticks > prev: tot[cat(cmd) if cmd else "kernel/" + st[st.find("(")+1:st.rfind(")")][:20]] += ticks - prev
+        if ticks > prev:
+            k = cat(cmd) if cmd else "kernel/" + st[st.find("(")+1:st.rfind(")")][:20]
+            tot[k] += ticks - prev
+            if k == "payload": by_case[case(pid, cmd)] += ticks - prev
     last = seen
     time.sleep(0.5)
 i1, t1 = idle()
-out = {"idle_fraction": (i1 - i0) / max(1, t1 - t0), "cpu_s": {k: v / HZ for k, v in tot.most_common()}}
+out = {"idle_fraction": (i1 - i0) / max(1, t1 - t0), "cpu_s": {k: v / HZ for k, v in tot.most_common()},
+       "payload_by_case": {k: v / HZ for k, v in by_case.most_common()}}
 json.dump(out, open(sys.argv[1], "w"), indent=1)

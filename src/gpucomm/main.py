@@ -10,7 +10,7 @@ from .contract import ERROR_PREFIX
 #: environment set (where unset) before a compute-node command imports numpy: the payload, probe
 #: and preflight do no linear algebra, and OpenBLAS (numpy's wheels) otherwise starts a thread per
 #: core at import, e.g. 72 idle threads per rank on a Grace node beside the timed loop; on the CI
-#: machine a 2-rank launch took 0.73 CPU seconds with them, 0.62 without
+#: machine a 2-rank launch took 0.740 CPU seconds with them, 0.615 without (medians of 8)
 #: (bench/results/2026-12-03-cpu-2core/44-ci-timings/openblas-threads.log)
 NODE_ENV = {"OPENBLAS_NUM_THREADS": "1"}
 

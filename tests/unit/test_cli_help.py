@@ -1,9 +1,12 @@
 """``gpucomm --help`` names every command, the payload's operations and the dispatcher's others."""
 
+import os
 import subprocess
 import sys
 
-from gpucomm.main import TOOLS
+import pytest
+
+from gpucomm.main import NODE_ENV, TOOLS, main
 
 
 def test_help_lists_every_command():
@@ -17,11 +20,6 @@ def test_help_lists_every_command():
 def test_compute_node_commands_import_numpy_without_a_blas_thread_pool(monkeypatch, capsys):
     """The payload (and probe, preflight) set OPENBLAS_NUM_THREADS=1 where it is unset, before
     numpy's import; a value the user set is kept; the analysis commands leave it alone."""
-    import os
-
-    import pytest
-
-    from gpucomm.main import NODE_ENV, main
     for before, after in (({}, NODE_ENV), ({"OPENBLAS_NUM_THREADS": "8"}, {"OPENBLAS_NUM_THREADS": "8"})):
         monkeypatch.setattr(os, "environ", dict(before))
         with pytest.raises(SystemExit):

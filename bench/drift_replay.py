@@ -23,12 +23,13 @@ import glob
 import os
 import sys
 
+import numpy as np
 import pandas as pd
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "src"))
 
-from gpucomm.analysis import drift  # noqa: E402
+from gpucomm.analysis import drift, statcore as sc  # noqa: E402
 from gpucomm.analysis.report import inputs  # noqa: E402
 
 H200X2 = os.path.join(ROOT, "bench", "results", "2026-11-30-nvidia-h200-x2")
@@ -73,7 +74,7 @@ def lowered(perf: pd.DataFrame, var: str, by: float, sessions: list) -> pd.DataF
     if not sel.any():
         raise SystemExit(f"drift_replay: error: no values of {var} in those sessions")
     unit = perf.loc[sel, "unit"].iloc[0]
-    factor = 1 / (1 - by) if drift.nm.higher_is_worse(unit) else 1 - by
+    factor = 1 / (1 - by) if sc.lower_is_better(unit) else 1 - by
     out = perf.copy()
     out.loc[sel, "value"] = out.loc[sel, "value"] * factor
     return out
@@ -97,7 +98,6 @@ def budget(perf: pd.DataFrame, night_gap_h: float, histories=(10, 30, 60)) -> li
     one measurement a night (two nights in a row) and with two (the first night)."""
     import math
 
-    nm = drift.nm
     study = perf[perf["source"].str.contains("/1[023]-health")]
     nights, _ = drift.measurements(study, study.assign(result="pass"), night_gap_h=night_gap_h)
     m = len(study.groupby(["test", "var"]))
@@ -105,19 +105,19 @@ def budget(perf: pd.DataFrame, night_gap_h: float, histories=(10, 30, 60)) -> li
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for (test, var), g in study.groupby(["test", "var"]):
         unit = g["unit"].iloc[0]
-        bad = nm.badness(g["value"], unit)
-        total = drift.spread(bad)
-        groups = [nm.badness(x["value"], unit) for _, x in nights[(nights["test"] == test)
-                                                                 & (nights["var"] == var)].groupby("night")]
-        within = min(drift.pooled_within(drift.residuals(x) for x in groups), total)
+        sign = sc.worse_sign(unit)
+        bad = sc.badness(g["value"].to_numpy(dtype=float), sign)
+        total = float(sc.spread(bad))
+        groups = [sc.badness(x["value"].to_numpy(dtype=float), sign)
+                  for _, x in nights[(nights["test"] == test) & (nights["var"] == var)].groupby("night")]
+        within = min(drift._within(groups, np.arange(len(groups))), total)
         between = math.sqrt(max(0.0, total ** 2 - within ** 2))
         cells = []
         for n in histories:
             b1, b2 = drift.bounds(m, n - 1)
-            n_c = max(1, int(n * 2 / math.pi))
-            se1 = nm.standard_error(1, 0.0, total, n_centre=n_c)
-            se2 = nm.standard_error(2, within, between, n_centre=n_c)
-            cells += [f"{nm.detectable_loss(se1, b2, nm.POWER ** 0.5):.1%}", f"{nm.detectable_loss(se2, b1):.1%}"]
+            se1 = math.sqrt(total ** 2 * (1 + 1 / n))
+            se2 = math.sqrt((sc.location_sd(2) * within) ** 2 + between ** 2 + total ** 2 / n)
+            cells += [f"{sc.detectable_loss(se1, b2, sc.POWER ** 0.5):.1%}", f"{sc.detectable_loss(se2, b1):.1%}"]
         short = test.replace("HealthCheck %operation=", "").replace("PairMatrixCheck %method=", "pairs ")
         out.append(f"| {short} {var} | {total:.2%} | {within:.2%} | " + " | ".join(cells) + " |")
     return out

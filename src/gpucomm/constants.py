@@ -221,8 +221,9 @@ EXIT_REPORT_FAIL = 6         # ReFrame failed a test case of this run
 EXIT_REPORT_NOTHING_RAN = 7  # this run had no test case, or skipped every one
 EXIT_REPORT_DRY_RUN = 8      # this run was a ReFrame --dry-run: nothing was measured
 EXIT_REPORT_NO_VERDICT = 9   # no ReFrame test case among the inputs (plots only)
-#: ``gpucomm acceptance``: nothing to drain, but suspects to retest (the verdict is not final)
-EXIT_ACCEPTANCE_RETEST = 11
+#: a verdict that is not final: nothing failed, but suspects to retest (``gpucomm acceptance``'s
+#: suspects; ``gpucomm report`` / ``nightly``: a night whose drift has suspects, SUSPECT)
+EXIT_RETEST = 11
 #: ``gpucomm acceptance``: nothing to drain or retest, but a node the fleet rule could not judge
 EXIT_ACCEPTANCE_NOT_JUDGED = 12
 

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .constants import BW, LOOP_AUTO, LOOP_CHOICES, LOOP_ENV, METHODS
+from .constants import BW, LOOP_AUTO, LOOP_CHOICES, LOOP_ENV, METHODS, WATCH_PID_ENV
 
 #: a payload record (one GPUCOMM-RESULT line) or summary (the GPUCOMM-DONE line), as JSON gives it
 Record = dict[str, Any]
@@ -35,6 +35,12 @@ NOISE_FILES = {"quiet": "gpucomm_quiet.json", "noisy": "gpucomm_noisy.json",
 NODESTATE_TAG = "GPUCOMM-NODESTATE"
 NODESTATE_FILE = "gpucomm_nodestate.json"
 NODESTATE_EXPECTED_FILE = "gpucomm_nodestate_expected.json"
+#: the environment variables a check sets anew for every run (a token of the run, not software:
+#: the nightly's history of a node is keyed by its software, report.inputs.software_of)
+PER_RUN_ENV = (WATCH_PID_ENV,)
+#: a check's loggable record of the versions its run used (rfm.software: "gpucomm V; mpi M;
+#: driver D"), in every test case of a ReFrame report
+SOFTWARE_FIELD = "software"
 #: the record field a perf point may name instead of a record key: the median time (us)
 LATENCY = "latency"
 #: record and meta keys of the MPI methods: which timed loop ran (constants.LOOPS) and, where it
@@ -159,6 +165,18 @@ SCALING_PERF_POINTS = {
 }
 #: the health sweep's points: latency at 8 B, goodput at 1 MiB and 64 MiB
 HEALTH_PERF_POINTS = {k: PERF_POINTS[k] for k in ("latency_8B", "goodput_1MiB", "goodput_64MiB")}
+
+#: Each perf variable's direction, declared with its unit (every check's perf variables carry one
+#: of these units: tests/unit/test_declarations.py holds every check to it): HIGHER_IS_WORSE for a
+#: time or a slowdown ratio, LOWER_IS_WORSE for a rate.  Every rule that asks "is it slower?"
+#: reads it here (gpucomm.analysis.statcore.worse_sign), the report's trend and the references too.
+HIGHER_IS_WORSE, LOWER_IS_WORSE = 1, -1
+PERF_UNIT_DIRECTION = {
+    "us": HIGHER_IS_WORSE, "ms": HIGHER_IS_WORSE, "s": HIGHER_IS_WORSE, "ns": HIGHER_IS_WORSE,
+    # the noise check's ratios: victim_slowdown_* (noisy over quiet time), *_spread_* (p95 over median)
+    "x": HIGHER_IS_WORSE,
+    "GB/s": LOWER_IS_WORSE, "MB/s": LOWER_IS_WORSE, "B/s": LOWER_IS_WORSE,
+}
 
 
 #: NCCL/RCCL's INFO line of a connected channel (transport.cc: "Channel 00/0 : 0[0] -> 1[0]

@@ -23,7 +23,7 @@ import sys
 
 import pytest
 
-from gpucomm.constants import EXIT_ACCEPTANCE_NOT_JUDGED, EXIT_ACCEPTANCE_RETEST, EXIT_OK
+from gpucomm.constants import EXIT_ACCEPTANCE_NOT_JUDGED, EXIT_OK, EXIT_RETEST
 from reframe_helpers import REPO, reframe, report_cases
 
 # the cluster fixture and helpers of the cluster's own tests (same module state: one worker)
@@ -165,7 +165,7 @@ def test_a_healthy_fleet_drains_nothing(healthy_session, tmp_path):
     proc, drain, passed = judge(tmp_path, report)
     # k = 1: a healthy node may be screened a suspect (a retest, exit 11), never drained; among 4
     # nodes without a class file the rule may not be able to judge it (exit 12, "not judged")
-    assert proc.returncode in (EXIT_OK, EXIT_ACCEPTANCE_RETEST, EXIT_ACCEPTANCE_NOT_JUDGED), proc.stdout
+    assert proc.returncode in (EXIT_OK, EXIT_RETEST, EXIT_ACCEPTANCE_NOT_JUDGED), proc.stdout
     assert drain == [], proc.stdout
     assert sorted(r["node"] for r in passed) == NODES
     verdicts = {r["verdict"] for r in passed}
@@ -188,7 +188,7 @@ def test_two_measurements_make_the_slow_node_a_suspect_and_its_retest_drains_it(
         return
     # k = 2 < 4: the slow node is a suspect, never drained yet
     assert drain == [] and {r["node"] for r in suspects} == {SLOW}, (drain, suspects)
-    assert proc.returncode == EXIT_ACCEPTANCE_RETEST, proc.stdout  # not final: not a pass
+    assert proc.returncode == EXIT_RETEST, proc.stdout  # not final: not a pass
     assert sorted(r["node"] for r in passed) == NODES
     command = suspects[0]["retest"]
     assert f"--nodelist={SLOW}" in command and "--repeat=" in command and "PingPongCheck" in command, command
@@ -203,7 +203,7 @@ def test_two_measurements_make_the_slow_node_a_suspect_and_its_retest_drains_it(
         loss = goodput_loss(report, SLOW)
         assert row["verdict"].startswith("cannot judge") and float(row["detectable_loss"]) >= loss, (row, loss)
         assert {r["node"]: r["verdict"] for r in passed}[SLOW] == "not judged", passed
-        assert proc.returncode in (EXIT_ACCEPTANCE_RETEST, EXIT_ACCEPTANCE_NOT_JUDGED), proc.stdout
+        assert proc.returncode in (EXIT_RETEST, EXIT_ACCEPTANCE_NOT_JUDGED), proc.stdout
         print(f"pooled: {SLOW} {loss:.1%} slower, not drained: the verdict sees {float(row['detectable_loss']):.1%} "
               f"at the other nodes' spread {float(row['between']):.2f} and says so")
         return

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from gpucomm import constants
-from gpucomm.analysis import drift, drift_synthetic as ds, noisemodel as nm
+from gpucomm.analysis import drift, drift_synthetic as ds, statcore as sc
 from gpucomm.analysis.report import main
 
 REPO = Path(__file__).resolve().parents[2]
@@ -31,18 +31,16 @@ def _replay():
     return mod
 
 
-def test_pooled_within_agrees_with_the_noise_models():
-    """The nights' within spread (per-night residuals about the night's median, computed once per
-    night: the sliding history re-pools them) estimates what the fleet's two-pass within spread
-    does: one measurement's standard deviation, on normal repeats of 1 to 5 a night at most 5 %
-    high (drift.CLIP: the conservative side)."""
+def test_the_nights_spreads_are_the_cores():
+    """The nights' within spread is statcore.within of the nights with several measurements (the
+    fleet's estimator: one measurement's standard deviation, unbiased on normal repeats of 2 to 5
+    a night), their night-to-night spread statcore.spread; a history without repeats has none."""
     rng = np.random.default_rng(3)
-    groups = [rng.normal(size=rng.integers(1, 6)) for _ in range(20000)]
-    pooled = drift.pooled_within(drift.residuals(g) for g in groups)
-    assert 0.99 < pooled < 1.06
-    assert pooled == pytest.approx(nm.within_spread(groups)[0], rel=0.06)
-    assert drift.spread(rng.normal(size=5000)) == pytest.approx(1.0, rel=0.04)
-    assert math.isnan(drift.pooled_within([drift.residuals([1.0])]))
+    nights = [rng.normal(size=rng.integers(1, 6)) for _ in range(20000)]
+    within = drift._within(nights, np.arange(len(nights)))
+    assert within == pytest.approx(1.0, abs=0.03)
+    assert sc.spread(rng.normal(size=5000)) == pytest.approx(1.0, rel=0.04)
+    assert math.isnan(drift._within([np.array([1.0])], np.arange(1)))
 
 
 def test_bounds_and_cusum_threshold():
@@ -279,7 +277,7 @@ def test_nightly_passes_the_earlier_nights_and_checks_since_first(tmp_path, caps
 
 def test_only_the_nights_that_judge_tonight_are_read():
     rng = np.random.default_rng(8)
-    vals = ds.night_values(rng, drift.MAX_NIGHTS + 60, 0.01, 1)
+    vals = ds.night_values(rng, drift.MAX_NIGHTS + 60, 0.01, 1, transient=0.0)
     df = pd.DataFrame([{"system": "s", "partition": "p", "node": "n1", "test": "T", "var": "v", "unit": "GB/s",
                         "value": v, "time": 1.8e9 + 86400 * i, "session": f"s{i}", "night": i, "healthy": True,
                         "current": True} for i, night in enumerate(vals) for v in night])

@@ -540,7 +540,7 @@ def test_trend_in_words(tmp_path, capsys):
     (tmp_path / "tonight.json").write_text(json.dumps(tonight))
     code, stdout, _ = report([tmp_path / "tonight.json", "-o", tmp_path / "rep", "-q", "--paper", "none",
                               "--history", tmp_path / "old1.json", tmp_path / "old2.json"], capsys)
-    assert ("trend (information, not the verdict): 20 perf values against the median of the 2 runs before: "
+    assert ("trend (information, not the verdict): 20 perf values against the centre of the 2 runs before: "
             "1 got worse beyond its bound; 1 got better beyond its bound; 18 within their bounds.") in stdout
     page = (tmp_path / "rep" / "index.html").read_text()
     top = page[:page.index('id="headline"')]

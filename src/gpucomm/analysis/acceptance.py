@@ -1,59 +1,56 @@
 """Acceptance of a batch of nodes against the fleet: ReFrame sessions in (the per-node checks run
-with ``--distribute=all``, best with ``--repeat=k``; the node pair matrix across the nodes), a drain
+with ``--distribute``, best with ``--repeat=k``; the node pair matrix across the nodes), a drain
 list, a pass list, a suspect list and the noise it was judged at out.
 
     gpucomm acceptance SESSION [SESSION...] [--out DIR] [--force] [--class CLASS.json]
-                       [--alpha 1e-3] [--suspect-alpha 0.01] [--min-loss 0.01] [--target-loss 0.035]
-                       [--variables REGEX]
+                       [--alpha 1e-3] [--suspect-alpha 0.01] [--min-loss [KIND=]FRACTION ...]
+                       [--target-loss 0.035] [--variables REGEX]
 
 SESSION: a ReFrame JSON run report (``--report-file``, config/results.py's per-session report), or
 the uuid of a session in ReFrame's results storage.  Several sessions are pooled: their repeats of
 each (check, variable, node) are one sample (a retest session of some nodes added later, too).
 
-Rule (gpucomm.analysis.fleetrule; the noise model of gpucomm.analysis.noisemodel): per check and
-perf variable, every node's repeats give its value (a skipped mean of the log values, robust to a
-transiently slow repeat); the within-node spread is pooled from the repeats of all nodes, the
-between-node spread from the other nodes (or the class file's, ``--class``, where larger; never
-below a floor); a node's z is its value's distance from the other nodes' centre in standard
-errors.  A node is flagged on a variable where its z is above the bound that lets at most
-``--alpha`` healthy nodes in all be flagged on any of its variables (Bonferroni over its variables,
-Student's t for the estimated spreads) and it is at least ``--min-loss`` slower.  A node flagged
-with MIN_FINAL or more repeats (the retest pooled in) is drained.  A node with fewer is screened
-at the looser ``--suspect-alpha`` (a suspect costs a retest, not a drain; with one repeat and a few
-nodes the final bound is out of reach of any loss): flagged there, it is a suspect (suspects.csv:
-the retest to run).  noise.csv says, per variable, the spreads it was
-judged at and the smallest loss it finds with 99 % probability; where that is above
-``--target-loss``: "cannot judge at k=K: needs k >= K2".
+Rule (gpucomm.analysis.fleetrule, on the statistics core gpucomm.analysis.statcore;
+docs/statistics.md): per check and perf variable, a node's value is the skipped mean of its
+repeats' log values; it is flagged where it is beyond the bound that lets at most ``--alpha``
+healthy nodes be flagged on any of their variables, at least the variable's ``--min-loss`` slower,
+and the distribution-free tail of the other nodes' repeats confirms it.  A variable whose repeats
+straddle two modes inside nodes is a bimodal measurement, out of the rule (said once in noise.csv
+and the summary, never a node's verdict).  Besides each variable, a node's **score**: its repeats'
+distances from the centres, in within spreads, averaged over its variables, judged by the same
+rule (a node slower on many variables at once).  A node flagged with MIN_FINAL or more repeats
+is drained; with fewer it is screened at ``--suspect-alpha`` and a flag makes it a suspect
+(suspects.csv: the retest to run, in the session's own scope).  noise.csv says per variable the
+spreads it was judged at, what it can see and whether it could be judged.
 
 A node is also drained where a check failed on it (sanity, run: anything but its own performance
-references, which are values the fleet rule judges), where a check the other nodes measured has
-no result on it (skipped, aborted, missing) or a value that is not a measurement (NaN, inf, 0).
-A multi-node check that failed drains the nodes its pairs show slow (a node pair matrix: each
-node's pairs against the pairs without it, near-linear), else every node it ran on.
+references, which are values the fleet rule judges; also a failure that passed on ReFrame's
+retry), where a check the other nodes measured has no result on it, where a check was aborted on
+every node, or a value is not a measurement (NaN, inf, 0).  A multi-node check that failed drains
+the nodes its pairs show slow (a node pair matrix: each node's pairs against the pairs without it),
+else every node it ran on.
 
 Writes DIR/drain.csv (DRAIN_FIELDS), DIR/pass.csv (PASS_FIELDS), DIR/suspects.csv
 (SUSPECT_FIELDS) and DIR/noise.csv (NOISE_FIELDS): every node in exactly one of drain.csv and
 pass.csv.  It prints the ``scontrol update nodename=... state=drain reason=...`` lines for a person
 to run (never runs them) and exits EXIT_REPORT_FAIL (6) when a node is to be drained or the session
-measured nothing, EXIT_ACCEPTANCE_RETEST (11) when nothing is to be drained but a suspect is to be
-retested (the verdict is not final), EXIT_ACCEPTANCE_NOT_JUDGED (12) when neither, but a node
-could not be judged (pass.csv's verdict "not judged": a variable of it the fleet rule cannot judge,
-too few nodes and no class file, or on which it cannot see a node NOT_JUDGED_LOSS slow; such a
-node is never listed as a pass), EXIT_BAD_INPUT (2) for an unreadable session or a bad option
-(one line), else 0.
-An earlier drain.csv in DIR is not overwritten without ``--force``.
+measured nothing, EXIT_RETEST (11) when nothing is to be drained but a suspect is to be
+retested, EXIT_ACCEPTANCE_NOT_JUDGED (12) when neither but a node none of whose variables could be
+judged, EXIT_BAD_INPUT (2) for an unreadable session or a bad option (one line), else 0.  An
+earlier drain.csv in DIR is not overwritten without ``--force``; a second verdict writing to DIR
+at the same time is refused.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import fcntl
 import json
 import math
 import os
 import re
 import shlex
-import statistics
 import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -64,42 +61,43 @@ import pandas as pd
 
 from ..constants import (
     EXIT_ACCEPTANCE_NOT_JUDGED,
-    EXIT_ACCEPTANCE_RETEST,
     EXIT_BAD_INPUT,
     EXIT_OK,
     EXIT_REPORT_FAIL,
+    EXIT_RETEST,
 )
 from ..contract import ERROR_PREFIX
-from . import fleetrule, noisemodel as nm
+from . import fleetrule, statcore as sc
 
 #: the fewest repeats per node whose flag is final (fewer: a suspect, to retest)
 MIN_FINAL = 4
 #: false suspects per healthy node (family-wise over its variables) of the screening of nodes with
-#: fewer than MIN_FINAL repeats (bench/results/2026-12-03-cpu-2core/40-suspect-screening)
+#: fewer than MIN_FINAL repeats
 SUSPECT_ALPHA = 1e-2
 #: the repeats a suspect's retest asks for
 RETEST_REPEATS = 5
-#: the smallest loss (a fraction of performance) that drains a node, whatever its z: a variable
-#: spread 0.1 % would otherwise drain a node 0.5 % slow, which no site would act on
-MIN_LOSS = 0.01
-#: the loss every variable should be judged to see (a fraction): the issue's 3.5 %
+#: the smallest loss (a fraction of performance) that drains a node, per kind of variable, whatever
+#: its z: healthy nodes of one class differ by a little (a latency by a few per cent: CPU clocks,
+#: PCIe; a bandwidth by one or two); a site sets its own (--min-loss KIND=FRACTION)
+MIN_LOSS = {"time": 0.03, "rate": 0.02, "ratio": 0.10}
+#: the loss every variable should be judged to see (a fraction): noise.csv's target
 TARGET_LOSS = 0.035
-#: a node's variable the fleet rule cannot judge, or cannot see this loss on: "not judged"
-NOT_JUDGED_LOSS = nm.BLIND_LOSS
-#: a node pair matrix's pair is slow where it is this much worse than the other pairs' median ...
+#: the node score's name in the lists (its check and variable)
+NODE_SCORE = ("node score", "every variable at once")
+#: a node score flags a node only where its median loss over its variables is at least this
+NODE_SCORE_MIN_LOSS = MIN_LOSS["rate"]
+#: a node pair matrix's pair is slow where it is this much worse than the other pairs' centre ...
 PAIR_MIN_GAP = 0.10
-#: ... and its robust z (median and MAD of the logarithms) above this
+#: ... and this many of their spreads beyond it
 PAIR_MAX_Z = 3.5
-#: pairs of a class above which the other pairs' median and MAD are taken over all its pairs (a
-#: node's own are 2 / N of them): linear in the pairs
+#: pairs of a class above which the other pairs' centre and spread are taken over all its pairs
 PAIR_EXACT_MAX = 4000
-Z_SCALE = 0.6745  # MAD -> standard deviation of a normal distribution (1 / 1.4826)
 DRAIN_FIELDS = ("node", "check", "partition", "variable", "value", "unit", "centre", "loss", "z", "bound",
                 "within", "between", "k", "detectable_loss", "reason")
-PASS_FIELDS = ("node", "verdict", "checks", "variables", "k", "sessions", "note")
+PASS_FIELDS = ("node", "verdict", "checks", "variables", "of_variables", "k", "sessions", "note")
 SUSPECT_FIELDS = ("node", "check", "partition", "variable", "loss", "z", "bound", "k", "retest")
 NOISE_FIELDS = ("check", "partition", "variable", "unit", "nodes", "k", "within", "within_source", "between",
-                "between_source", "detectable_loss", "target_loss", "verdict")
+                "between_source", "min_loss", "detectable_loss", "target_loss", "verdict")
 #: a stored session's uuid (a source that is no file)
 _UUID = re.compile(r"^[0-9a-fA-F-]{8,}$")
 
@@ -141,7 +139,17 @@ def read_sessions(sources: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
     if systems.nunique() > 1:
         said = "; ".join(f"{src}: {sys_}" for src, sys_ in systems.items())
         raise SessionError(f"sessions of different systems given together ({said}): give one system's")
+    _check_node_names(cases)
     return cases, perf
+
+
+def _check_node_names(cases: pd.DataFrame) -> None:
+    """SessionError where a test case's ``%.nid=`` names another node than the one its job ran on."""
+    for row in cases.itertuples():
+        ran = [n for n in str(row.nodes or "").split(",") if n and n not in ("?", "None", "nan")]
+        if isinstance(row.node, str) and len(ran) == 1 and ran[0] != row.node:
+            raise SessionError(f"test case {row.case}: %.nid={row.node} but ReFrame ran it on {ran[0]} "
+                               f"(job_nodelist): which node it measured is unknown ({row.source})")
 
 
 def case_nodes(row: pd.Series) -> list[str]:
@@ -159,101 +167,115 @@ def partition(row: pd.Series) -> str:
 
 @dataclass
 class Verdict:
-    drain: list = field(default_factory=list)
-    passed: list = field(default_factory=list)
-    suspects: list = field(default_factory=list)
-    noise: list = field(default_factory=list)
-    notes: list = field(default_factory=list)
+    """What ``evaluate`` finds: the lists' rows, the notes, whether anything was measured."""
+    drain: list[dict] = field(default_factory=list)
+    passed: list[dict] = field(default_factory=list)
+    suspects: list[dict] = field(default_factory=list)
+    noise: list[dict] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
     nothing: bool = False
-    #: node -> [(check, variable, what the fleet can see of it)] where the fleet rule could not judge it
-    unjudged: dict = field(default_factory=dict)
+
+
+@dataclass
+class Judged:
+    """What a node was judged on: its checks, its variables judged of those it has values of, the
+    repeats of each."""
+    checks: set[str] = field(default_factory=set)
+    judged: int = 0
+    total: int = 0
+    ks: list[int] = field(default_factory=list)
+
+
+@dataclass
+class Variable:
+    """One variable's repeats of every node (``arr``: badness, nodes x repeats), its unit and direction."""
+    arr: np.ndarray
+    unit: str
+    sign: int
+
+
+def kind_of(unit: str, sign: int) -> str:
+    """The kind of a variable (MIN_LOSS's keys): a ratio (unit 'x'), a time or a rate."""
+    return "ratio" if unit == "x" else ("time" if sign > 0 else "rate")
 
 
 def load_class(path: str) -> dict:
-    """A class file (``gpucomm tolerances --fleet SESSION --class FILE``): its partitions and
-    {(check, partition, variable): ClassNoise}."""
+    """A class file (``gpucomm tolerances --fleet SESSION --class FILE``): ``class_from_document``
+    of it; SessionError where it is none."""
     try:
         with open(path) as fp:
             doc = json.load(fp)
+    except (OSError, ValueError) as exc:
+        raise SessionError(f"{path}: not a gpucomm class file ({type(exc).__name__}: {exc})") from None
+    return class_from_document(doc, path)
+
+
+def class_from_document(doc: Any, path: str) -> dict:
+    """A class file's partitions and {(check, partition, variable): ClassNoise}; SessionError where
+    it is none, or holds a centre or spread that is not a number."""
+    try:
         out = {}
         for name, v in doc["variables"].items():
             check, part, var = name.split("|")
-            out[(check, part, var)] = fleetrule.ClassNoise(float(v["centre"]), float(v["within"]),
-                                                           float(v["within_df"]), float(v["between"]),
-                                                           float(v["between_df"]))
+            centre, within, within_df, between, between_df = (
+                math.inf if v[x] is None else float(v[x]) for x in ("centre", "within", "within_df", "between",
+                                                                      "between_df"))
+            if not all(math.isfinite(x) for x in (centre, within, between)):
+                raise ValueError(f"{name}: a centre or spread that is not a number")
+            out[(check, part, var)] = fleetrule.ClassNoise(
+                centre, within, within_df, between, between_df, nodes=int(v.get("nodes") or 0),
+                values=tuple(float(x) for x in v.get("values") or ()), pool=tuple(float(x) for x in v.get("pool") or ()))
         return {"partitions": set(doc["partitions"]), "variables": out, "path": path}
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise SessionError(f"{path}: not a gpucomm class file ({type(exc).__name__}: {exc})") from None
 
 
-def _num(v: float) -> float | str:
-    return "" if v is None or (isinstance(v, float) and not math.isfinite(v)) else float(v)
-
-
-def screening(arr: np.ndarray, m: np.ndarray, res: dict, suspect_alpha: float, min_loss: float,
-              cls: fleetrule.ClassNoise | None) -> tuple[np.ndarray, dict]:
-    """(few, screen): the nodes of one variable with fewer than MIN_FINAL repeats, and the fleet
-    rule at the screening bound of ``suspect_alpha`` they are judged by (``res`` where there are none)."""
-    few = np.isfinite(res["value"]) & (res["k"] < MIN_FINAL)
-    return few, fleetrule.judge(arr, m, suspect_alpha, min_loss, cls) if few.any() else res
-
-
-def screened(res: dict, few: np.ndarray, screen: dict, key: tuple, unit: str, nodes: list) -> list[tuple]:
-    """The flags of one variable: (node, key, unit, judged, index) of its nodes flagged at the final
-    bound (``res``) with MIN_FINAL or more repeats, and of those with fewer (``few``) flagged at the
-    screening bound (``screen``)."""
-    return ([(nodes[i], key, unit, res, i) for i in np.nonzero(res["flag"] & ~few)[0]] +
-            [(nodes[i], key, unit, screen, i) for i in np.nonzero(screen["flag"] & few)[0]])
-
-
-def unjudged(res: dict, few: np.ndarray, screen: dict) -> list[tuple[int, float]]:
-    """(node index, detectable loss) of one variable's nodes the rule that judges them (the final
-    bound, or the screening one for ``few``) cannot judge, or sees no loss below NOT_JUDGED_LOSS of
-    (NaN where it cannot judge at all)."""
-    out = []
-    for i in np.nonzero(np.isfinite(res["value"]))[0]:
-        applied = screen if few[i] else res
-        det = float(applied["detectable"][i])
-        if not applied["judgeable"][i]:
-            out.append((int(i), float("nan")))
-        elif not det < NOT_JUDGED_LOSS:
-            out.append((int(i), det))
-    return out
+def _num(v: Any) -> float | str:
+    return "" if v is None or (isinstance(v, (float, np.floating)) and not math.isfinite(v)) else float(v)
 
 
 @dataclass
 class _Tally:
     """What evaluate gathers on its way: the verdict, each node's drain rows and what it was judged on."""
     out: Verdict
-    reasons: defaultdict[str, list[dict]] = field(default_factory=lambda: defaultdict(list))  # node -> drain rows
-    judged: defaultdict[str, list[Any]] = field(  # node -> [checks, variables, ks]
-        default_factory=lambda: defaultdict(lambda: [set(), 0, []]))
+    reasons: defaultdict[str, list[dict]] = field(default_factory=lambda: defaultdict(list))
+    judged: defaultdict[str, Judged] = field(default_factory=lambda: defaultdict(Judged))
 
     def drain(self, node: str, check: str, part: str, reason: str, **more: Any) -> None:
         """Add a drain row of ``node``."""
         self.reasons[node].append(dict(node=node, check=check, partition=part, reason=reason, **more))
 
 
-def evaluate(cases: pd.DataFrame, perf: pd.DataFrame, alpha: float = nm.ALPHA, min_loss: float = MIN_LOSS,
-             target: float = TARGET_LOSS, variables: re.Pattern | None = None,
-             cls: dict | None = None, suspect_alpha: float = SUSPECT_ALPHA) -> Verdict:
+@dataclass(frozen=True)
+class Options:
+    """The verdict's options (the command line's)."""
+    alpha: float = sc.ALPHA
+    min_loss: dict[str, float] = field(default_factory=lambda: dict(MIN_LOSS))
+    target: float = TARGET_LOSS
+    variables: re.Pattern | None = None
+    cls: dict | None = None
+    suspect_alpha: float = SUSPECT_ALPHA
+
+
+def evaluate(cases: pd.DataFrame, perf: pd.DataFrame, opts: Options | None = None) -> Verdict:
     """The verdict of the pooled sessions' test cases (the module's docstring)."""
+    opts = opts or Options()
     tally = _Tally(Verdict())
     cases = cases.assign(part=cases["system"].astype(str) + ":" + cases["partition"].astype(str))
     perf = perf.assign(part=perf["system"].astype(str) + ":" + perf["partition"].astype(str))
     single = cases[cases["node"].notna()]
     multi = cases[cases["node"].isna()]
-    if cls is not None:
-        _check_class_partitions(cases, cls)
+    if opts.cls is not None:
+        _check_class_partitions(cases, opts.cls)
     node_part = _node_partitions(cases)
     # 1. the checks of one node: a failure, no result, a missing case
     _judge_node_cases(tally, single, node_part)
-    # 2. the fleet rule, per variable
-    vals = _fleet_values(perf, variables)
+    # 2. the fleet rule, per variable, and each node's score
+    vals = _fleet_values(perf, opts.variables)
     if len(vals):
-        _judge_fleet(tally, vals, single, alpha, min_loss, target, cls, suspect_alpha)
+        _judge_fleet(tally, vals, single, opts)
     # 3. the checks across nodes
-    _judge_across_nodes(tally, multi, perf, variables)
+    _judge_across_nodes(tally, multi, perf, opts.variables)
     # 4. the lists
     suspects = _list_drains_and_suspects(tally, cases)
     if not len(vals) and not len(multi[multi["result"].isin(["pass", "fail"])]):
@@ -289,15 +311,23 @@ def _node_sessions(single: pd.DataFrame) -> defaultdict[str, set[str]]:
 
 
 def _judge_node_cases(tally: _Tally, single: pd.DataFrame, node_part: dict[str, set[str]]) -> None:
-    """Step 1: drain a node a one-node check failed on or has no result on; note a check skipped on all."""
+    """Step 1: drain a node a one-node check failed on or has no result on; a check aborted on
+    every node drains them all; a check skipped on every node is said."""
     measured = single[single["result"].isin(["pass", "fail"])]
     expected = measured.groupby("part")["test"].agg(lambda s: set(s)).to_dict()
     _drain_failed_cases(tally, single, expected)
-    skipped_all = set(single.loc[single["result"] == "skip", "test"]) - set(measured["test"])
-    for test in sorted(skipped_all):
-        why = single.loc[(single["test"] == test), "fail_reason"].dropna().astype(str)
-        tally.out.notes.append(f"{test} skipped on every node: not judged"
-                               + (f" ({why.iloc[0].splitlines()[0]})" if len(why) else ""))
+    _drain_retried(tally, single)
+    unmeasured = set(single["test"]) - set(measured["test"])
+    for test in sorted(unmeasured):
+        rows = single[single["test"] == test]
+        why = rows["fail_reason"].dropna().astype(str)
+        first = f" ({why.iloc[0].splitlines()[0]})" if len(why) and why.iloc[0].strip() else ""
+        if rows["result"].eq("skip").all():
+            tally.out.notes.append(f"{test} skipped on every node: not judged{first}")
+            continue
+        for row in rows.drop_duplicates(["node", "part"]).itertuples():
+            tally.drain(row.node, test, row.part, f"{test} {row.result} on every node{first}: nothing of it "
+                        "was measured on any node")
     have = single.groupby(["node", "part"])["test"].agg(lambda s: set(s)).to_dict()
     for node, parts in node_part.items():
         for part in parts:
@@ -323,6 +353,15 @@ def _drain_failed_cases(tally: _Tally, single: pd.DataFrame, expected: dict[str,
             tally.drain(node, test, part, f"check failed ({failed['fail_phase'].iloc[0] or 'failed'}: {lines[0]})")
 
 
+def _drain_retried(tally: _Tally, single: pd.DataFrame) -> None:
+    """Drain the nodes of test cases that failed (outside their references) and passed on ReFrame's retry."""
+    if "retried" not in single:
+        return
+    for row in single[single["retried"].notna() & (single["retried"].astype(str) != "")].itertuples():
+        tally.drain(row.node, row.test, row.part, f"failed, then passed on ReFrame's retry ({row.retried}): a "
+                    "failure on a retry is never a pass")
+
+
 def _fleet_values(perf: pd.DataFrame, variables: re.Pattern | None) -> pd.DataFrame:
     """The per-node perf values the fleet rule judges (those ``variables`` matches; none: SessionError)."""
     vals = perf[perf["node"].notna() & perf["result"].isin(["pass", "fail"])]
@@ -334,69 +373,80 @@ def _fleet_values(perf: pd.DataFrame, variables: re.Pattern | None) -> pd.DataFr
     return vals
 
 
-def _judge_fleet(tally: _Tally, vals: pd.DataFrame, single: pd.DataFrame, alpha: float, min_loss: float,
-                 target: float, cls: dict | None, suspect_alpha: float) -> None:
-    """Step 2: the fleet rule on every variable: its noise row and notes, its flagged nodes drained or suspects."""
+def _judge_fleet(tally: _Tally, vals: pd.DataFrame, single: pd.DataFrame, opts: Options) -> None:
+    """Step 2: the fleet rule on every variable (its noise row, its flagged nodes drained or
+    suspects), then each node's score over its variables."""
     nodes = sorted(vals["node"].unique())
     arrays = _variable_arrays(tally, vals, single, nodes)
     m = np.zeros(len(nodes), dtype=int)
-    for arr, _ in arrays.values():
-        m += np.isfinite(arr).any(axis=1)
-    mm = np.clip(m, 1, None)
+    for v in arrays.values():
+        m += np.isfinite(v.arr).any(axis=1)
+    mm = np.clip(m + 1, 1, None)  # the node score is one more try
     flags: list[tuple] = []
-    few_nodes: list[str] = []
-    one_repeat: list[str] = []
-    for key, (arr, unit) in arrays.items():
-        c = (cls or {}).get("variables", {}).get(key) if cls else None
-        res = fleetrule.judge(arr, mm, alpha, min_loss, c)
-        has = np.isfinite(res["value"])
-        _count_judged(tally, key, res, has, nodes)
-        tally.out.noise.append(noise_row(key, unit, res, has, c, target,
-                                         int(np.median(mm[has])) if has.any() else 1))
-        if has.sum() and res["bimodal"] and c is None:
-            _drain_bimodal(tally, key, unit, res, has, nodes)
-            continue
-        if has.sum() and not res["judgeable"][has].any():
-            few_nodes.append(f"{key[0]} {key[2]}")
-        if c is not None and bool(np.asarray(res["shifted"]).any()):
+    judged: dict[tuple, fleetrule.Judgement] = {}
+    for key, v in arrays.items():
+        c = (opts.cls or {}).get("variables", {}).get(key) if opts.cls else None
+        j = fleetrule.judge(v.arr, mm, opts.alpha, opts.min_loss[kind_of(v.unit, v.sign)], c)
+        _count_judged(tally, key, j, nodes)
+        tally.out.noise.append(noise_row(key, v, j, c, opts))
+        if c is not None and j.shifted:
             tally.out.notes.append(f"{key[0]} {key[2]} ({key[1]}): this batch sits away from the class file's "
                                    "centre (beyond 3 standard errors): judged against its own nodes")
-        few, screen = screening(arr, mm, res, max(alpha, suspect_alpha), min_loss, c)
-        flags += screened(res, few, screen, key, unit, nodes)
-        for i, det in unjudged(res, few, screen):
-            tally.out.unjudged.setdefault(nodes[i], []).append((key[0], key[2], det))
-        if has.any() and int(res["k"][has].min()) < 2:
-            one_repeat.append(f"{key[0]} {key[2]}")
-    _note_unjudged(tally, few_nodes, one_repeat)
+        if j.judgeable:
+            judged[key] = j
+            flags += [(nodes[i], *rest) for i, *rest in _flags(key, v, j, mm, opts, c)]
+    flags += [(nodes[i], *rest) for i, *rest in _node_score(arrays, judged, nodes, mm, opts)]
+    _note_unjudged(tally, arrays, judged)
     _drain_or_suspect(tally, flags)
 
 
+def _flags(key: tuple, v: Variable, j: fleetrule.Judgement, mm: np.ndarray, opts: Options,
+           c: fleetrule.ClassNoise | None) -> list[tuple]:
+    """(node index, key, unit, judgement, node index) of one variable's flags: its nodes of MIN_FINAL or more
+    repeats flagged at the final bound, those with fewer flagged by the screening (at
+    --suspect-alpha, without the tail's confirmation: a suspect costs a retest, not a drain)."""
+    few = j.has & (j.k < MIN_FINAL)
+    out = [(i, key, v.unit, j, i) for i in np.nonzero(j.flag & ~few)[0]]
+    if few.any():
+        screen = fleetrule.judge(v.arr, mm, max(opts.alpha, opts.suspect_alpha),
+                                 opts.min_loss[kind_of(v.unit, v.sign)], c, confirm=False)
+        out += [(i, key, v.unit, screen, i) for i in np.nonzero(screen.flag & few)[0]]
+    return out
+
+
 def _variable_arrays(tally: _Tally, vals: pd.DataFrame, single: pd.DataFrame,
-                     nodes: list[str]) -> dict[tuple, tuple[np.ndarray, str]]:
-    """{(check, partition, variable): (node x repeat badness, unit)}; a node with a value that is no
-    measurement, or with runs that gave no value, drained."""
+                     nodes: list[str]) -> dict[tuple, Variable]:
+    """{(check, partition, variable): Variable}, each node's repeats in the order of their sessions
+    and repeat numbers; a node with a value that is no measurement, or with runs that gave no
+    value, drained; a variable whose direction is unknown said, not judged."""
     measured = single[single["result"].isin(["pass", "fail"])]
     ran_on = measured.groupby(["test", "part"])["node"].agg(lambda s: set(s)).to_dict()
     n_runs = measured[measured["fail_phase"].astype(str) != "sanity"].groupby(["node", "part", "test"]).size().to_dict()
     index = {n: i for i, n in enumerate(nodes)}
     arrays = {}
+    vals = vals.assign(_s=vals["session"].fillna(vals["source"]).astype(str)).sort_values(["_s", "repeat"],
+                                                                                            kind="stable")
     for key, g in vals.groupby(["test", "part", "var"], sort=True):
         unit = str(g["unit"].iloc[0])
+        try:
+            sign = sc.worse_sign(unit, g["lower"].iloc[0], g["upper"].iloc[0])
+        except sc.UnknownDirection as exc:
+            tally.out.notes.append(f"{key[0]} {key[2]} ({key[1]}): not judged: {exc}")
+            continue
         value = g["value"].to_numpy(dtype=float)
         bad = ~(np.isfinite(value) & (value > 0))
-        for row in g[bad].itertuples():
-            tally.drain(row.node, key[0], key[1], f"{key[2]} = {row.value!r} {unit} is not a measurement",
-                        variable=key[2], unit=unit)
-        g = g[~bad]
+        if bad.any():
+            for row in g[bad].itertuples():
+                tally.drain(row.node, key[0], key[1], f"{key[2]} = {row.value!r} {unit} is not a measurement",
+                            variable=key[2], unit=unit)
+            g = g[~bad]
         if g.empty:
             continue
         ni = g["node"].map(index).to_numpy()
         rep = g.groupby("node").cumcount().to_numpy()
         arr = np.full((len(nodes), rep.max() + 1), np.nan)
-        arr[ni, rep] = nm.badness(g["value"].to_numpy(dtype=float), unit)
-        arrays[key] = (arr, unit)
-        # a node whose runs of the check gave fewer values of this variable than it has runs (NaN,
-        # a string, nothing: the reader leaves them out)
+        arr[ni, rep] = sc.badness(g["value"].to_numpy(dtype=float), sign)
+        arrays[key] = Variable(arr, unit, sign)
         got = g.groupby("node").size().to_dict()
         for node in sorted(ran_on.get((key[0], key[1]), set())):
             want = n_runs.get((node, key[1], key[0]), 0)
@@ -406,52 +456,86 @@ def _variable_arrays(tally: _Tally, vals: pd.DataFrame, single: pd.DataFrame,
     return arrays
 
 
-def _count_judged(tally: _Tally, key: tuple, res: dict, has: np.ndarray, nodes: list[str]) -> None:
-    """Count a judged variable to each node it has a value of (its check, one variable, its k)."""
-    for i in np.nonzero(has)[0]:
-        j = tally.judged[nodes[i]]
-        j[0].add(key[0])
-        j[1] += 1
-        j[2].append(int(res["k"][i]))
+def _count_judged(tally: _Tally, key: tuple, j: fleetrule.Judgement, nodes: list[str]) -> None:
+    """Count a variable to each node it has a value of: judged where the variable could be judged
+    and sees a loss of less than statcore.BLIND_LOSS on the node (a node none of whose variables
+    is judged is "not judged"; a variable blind on every node is said once, in noise.csv)."""
+    for i in np.nonzero(j.has)[0]:
+        rec = tally.judged[nodes[i]]
+        rec.total += 1
+        if j.judgeable and j.detectable[i] < sc.BLIND_LOSS:
+            rec.judged += 1
+            rec.checks.add(key[0])
+            rec.ks.append(int(j.k[i]))
 
 
-def _drain_bimodal(tally: _Tally, key: tuple, unit: str, res: dict, has: np.ndarray, nodes: list[str]) -> None:
-    """A bimodal fleet without a class file: a note, and its slower group drained."""
-    slow = has & ~(res["z"] < -res["bound"])
-    tally.out.notes.append(f"{key[0]} {key[2]} ({key[1]}): the fleet is bimodal ({int((has & ~slow).sum())} "
-                           f"nodes faster beyond the bound): without a class file (--class) its slower group "
-                           "is drained; with one, every node is judged against the class's centre")
-    for i in np.nonzero(slow)[0]:
-        tally.drain(nodes[i], key[0], key[1], f"{key[2]}: in the slower group of a bimodal fleet (no class "
-                    "file to judge it against)", **_row_numbers(res, i, unit, key[2]))
+def _node_score(arrays: dict[tuple, Variable], judged: dict[tuple, fleetrule.Judgement], nodes: list[str],
+                mm: np.ndarray, opts: Options) -> list[tuple]:
+    """The node score's flags: per node and repeat, the mean over its judged variables of the
+    repeat's distance from the node's centre in within spreads (each clipped at statcore.CLIP: one
+    variable far out is that variable's flag), judged by the fleet rule as one more variable; a
+    flag stands where the node's median loss over its variables is at least NODE_SCORE_MIN_LOSS."""
+    if len(judged) < 2:
+        return []
+    width = max(arrays[key].arr.shape[1] for key in judged)
+    total = np.zeros((len(nodes), width))
+    count = np.zeros((len(nodes), width))
+    losses = np.full((len(nodes), len(judged)), np.nan)
+    for col, (key, j) in enumerate(judged.items()):
+        a = arrays[key].arr
+        u = np.clip((a - j.centre[:, None]) / j.within, -sc.CLIP, sc.CLIP)
+        fin = np.isfinite(u)
+        total[:, :a.shape[1]] += np.where(fin, u, 0.0)
+        count[:, :a.shape[1]] += fin
+        losses[:, col] = j.loss
+    with sc._quiet():
+        score = np.where(count > 0, total / count, np.nan)
+        median_loss = np.nanmedian(losses, axis=1)
+    j = fleetrule.judge(score, mm, opts.alpha, 0.0, None, loss_test=False)
+    j.flag &= median_loss >= NODE_SCORE_MIN_LOSS
+    j.loss = median_loss
+    unit = "within spreads"
+    out = [(i, NODE_SCORE, unit, j, i) for i in np.nonzero(j.flag & (j.k >= MIN_FINAL))[0]]
+    few = j.has & (j.k < MIN_FINAL)
+    if few.any():
+        s = fleetrule.judge(score, mm, max(opts.alpha, opts.suspect_alpha), 0.0, None, loss_test=False,
+                            confirm=False)
+        s.flag &= median_loss >= NODE_SCORE_MIN_LOSS
+        s.loss = median_loss
+        out += [(i, NODE_SCORE, unit, s, i) for i in np.nonzero(s.flag & few)[0]]
+    return out
 
 
-def _note_unjudged(tally: _Tally, few_nodes: list[str], one_repeat: list[str]) -> None:
-    """The notes of the variables of too few nodes, and of those with a node of one repeat."""
-    if few_nodes:
-        tally.out.notes.append(f"{len(few_nodes)} variable(s) with fewer than {fleetrule.MIN_NODES + 1} nodes and "
-                               f"no class file (--class), e.g. {few_nodes[0]}: the fleet cannot judge them; the "
-                               "verdict rests on the checks' own references there")
-    if one_repeat:
-        tally.out.notes.append(f"{len(one_repeat)} variable(s) with a node of one repeat, e.g. {one_repeat[0]}: "
-                               "its within-node spread is unknown (k = 1), so the verdict can only find suspects "
-                               f"(run with --repeat={RETEST_REPEATS})")
+def _note_unjudged(tally: _Tally, arrays: dict[tuple, Variable], judged: dict[tuple, Any]) -> None:
+    """One note for the variables the rule could not judge (their reasons are noise.csv's)."""
+    left = [key for key in arrays if key not in judged]
+    if left:
+        tally.out.notes.append(f"{len(left)} of {len(arrays)} variable(s) not judged (noise.csv says why), e.g. "
+                               f"{left[0][0]} {left[0][2]}: the other variables judge their nodes")
 
 
 def _drain_or_suspect(tally: _Tally, flags: list[tuple]) -> None:
-    """Each flag (screened's): its node drained with MIN_FINAL or more repeats, else a suspect."""
-    for node, key, unit, res, i in flags:
-        k = int(res["k"][i])
-        nums = _row_numbers(res, i, unit, key[2])
-        side = "above" if nm.higher_is_worse(unit) else "below"
-        text = (f"{key[2]} {res['loss'][i]:.1%} slower ({side} the fleet), z {res['z'][i]:.1f} > "
-                f"{res['bound'][i]:.1f}, k={k}")
-        if k >= MIN_FINAL:
-            tally.drain(node, key[0], key[1], text, **nums)
+    """Each flag (node, key, unit, judgement, index): its node drained with MIN_FINAL or more
+    repeats, else a suspect."""
+    for node, key, unit, j, i in flags:
+        k = int(j.k[i])
+        score = key == NODE_SCORE
+        nums = _row_numbers(j, i, unit, NODE_SCORE[1] if score else key[2])
+        if score:
+            text = (f"slower on many variables at once: median loss {j.loss[i]:.1%} over its variables, node "
+                    f"score z {j.z[i]:.1f} > {j.bound[i]:.1f}, k={k}")
+            part = ""
         else:
-            tally.out.suspects.append(dict(node=node, check=key[0], partition=key[1], variable=key[2],
-                                           loss=float(res["loss"][i]), z=float(res["z"][i]),
-                                           bound=float(res["bound"][i]), k=k, retest=""))
+            side = "above" if sc.lower_is_better(unit) else "below"
+            text = (f"{key[2]} {j.loss[i]:.1%} slower ({side} the fleet), z {j.z[i]:.1f} > "
+                    f"{j.bound[i]:.1f}, k={k}")
+            part = key[1]
+        if k >= MIN_FINAL:
+            tally.drain(node, key[0], part, text, **nums)
+        else:
+            tally.out.suspects.append(dict(node=node, check=key[0], partition=part, variable=nums["variable"],
+                                           loss=float(j.loss[i]), z=float(j.z[i]), bound=float(j.bound[i]),
+                                           k=k, retest=""))
 
 
 def _judge_across_nodes(tally: _Tally, multi: pd.DataFrame, perf: pd.DataFrame,
@@ -485,7 +569,10 @@ def _list_drains_and_suspects(tally: _Tally, cases: pd.DataFrame) -> defaultdict
     out.suspects = [s for n in sorted(suspects) for s in suspects[n]]
     cmdline = session_cmdlines(cases)
     for node, rows in suspects.items():
-        cmd = retest_command(cmdline, node, sorted({r["check"] for r in rows}), rows[0]["partition"])
+        checks = sorted({r["check"] for r in rows if r["check"] != NODE_SCORE[0]})
+        every = any(r["check"] == NODE_SCORE[0] for r in rows)
+        part = next((r["partition"] for r in rows if r["partition"]), "")
+        cmd = retest_command(cmdline, node, [] if every else checks, part)
         for r in rows:
             r["retest"] = cmd
     return suspects
@@ -504,75 +591,78 @@ def _nothing_measured(tally: _Tally, node_part: dict[str, set[str]]) -> None:
 
 def _list_passes(tally: _Tally, node_part: dict[str, set[str]], sessions: dict[str, set[str]],
                  suspects: dict[str, list[dict]]) -> None:
-    """The pass list: every node not drained, a pass (on retest: of several sessions) or a suspect."""
+    """The pass list: every node not drained: a pass (on retest: of several sessions), a suspect,
+    or not judged (none of its variables could be judged)."""
     for node in sorted(node_part):
         if node in tally.reasons:
             continue
-        checks, nvars, ks = tally.judged.get(node, [set(), 0, []])
+        rec = tally.judged.get(node, Judged())
         many = len(sessions.get(node, ())) > 1
         if node in suspects:
-            verdict, note = "suspect", f"not final with k={min(r['k'] for r in suspects[node])}: retest (suspects.csv)"
-        elif node in tally.out.unjudged:
-            verdict, note = "not judged", unjudged_note(tally.out.unjudged[node])
+            verdict = "suspect"
+            note = f"not final with k={min(r['k'] for r in suspects[node])}: retest (suspects.csv)"
+        elif rec.total and not rec.judged:
+            verdict = "not judged"
+            note = (f"none of its {rec.total} variables could be judged, or see a node {sc.BLIND_LOSS:.0%} slower "
+                    "(noise.csv says why): give a class file (--class), more nodes or more repeats")
         else:
             verdict = "pass on retest" if many else "pass"
-            note = "" if nvars else "no per-node variable judged (checks across nodes only)"
-        tally.out.passed.append(dict(node=node, verdict=verdict, checks=len(checks), variables=nvars,
-                                     k=min(ks) if ks else "", sessions=len(sessions.get(node, ())), note=note))
+            note = (f"judged on {rec.judged} of {rec.total} variables" if rec.total else
+                    "no per-node variable (checks across nodes only)")
+        tally.out.passed.append(dict(node=node, verdict=verdict, checks=len(rec.checks), variables=rec.judged,
+                                     of_variables=rec.total, k=min(rec.ks) if rec.ks else "",
+                                     sessions=len(sessions.get(node, ())), note=note))
 
 
-def unjudged_note(rows: list[tuple]) -> str:
-    """pass.csv's note of a node not judged: how many of its variables, and the first of them."""
-    check, var, det = rows[0]
-    why = ("too few nodes and no class file" if not math.isfinite(det) else
-           f"it sees a loss of {det:.0%} at best, {NOT_JUDGED_LOSS:.0%} asked")
-    return (f"the fleet rule could not judge {len(rows)} of its variables, e.g. {check} {var} ({why}): "
-            "give a class file (--class), more nodes or more repeats (noise.csv)")
+def _row_numbers(j: fleetrule.Judgement, i: int | np.integer, unit: str, var: str) -> dict:
+    sign = sc.worse_sign(unit) if unit in sc.PERF_UNIT_DIRECTION else None
+    return dict(variable=var, unit=unit,
+                value=_num(sc.in_unit(j.value[i], sign)) if sign else _num(j.value[i]),
+                centre=_num(sc.in_unit(j.centre[i], sign)) if sign else _num(j.centre[i]),
+                loss=_num(j.loss[i]), z=_num(j.z[i]), bound=_num(j.bound[i]), within=_num(j.within),
+                between=_num(j.between), k=int(j.k[i]), detectable_loss=_num(j.detectable[i]))
 
 
-def _in_unit(badness: float, unit: str) -> float | str:
-    """A badness back in its unit (the inverse of noisemodel.badness)."""
-    if not math.isfinite(badness):
-        return ""
-    return math.exp(badness) if nm.higher_is_worse(unit) else math.exp(-badness)
-
-
-def _row_numbers(res: dict, i: int | np.integer, unit: str, var: str) -> dict:
-    return dict(variable=var, unit=unit, value=_in_unit(res["value"][i], unit),
-                centre=_in_unit(res["centre"][i], unit), loss=_num(res["loss"][i]), z=_num(res["z"][i]),
-                bound=_num(res["bound"][i]), within=_num(float(res["within"])), between=_num(res["between"][i]),
-                k=int(res["k"][i]), detectable_loss=_num(res["detectable"][i]))
-
-
-def noise_row(key: tuple, unit: str, res: dict, has: np.ndarray, cls: fleetrule.ClassNoise | None,
-              target: float, m: int) -> dict:
-    """One noise.csv row: the spreads a variable was judged at and what it can see."""
-    w = float(res["within"])
-    ws = float(res["session_within"])
-    w_src = "class file" if cls is not None and cls.within >= w and cls.within > 0 else (
-        "session repeats" if math.isfinite(ws) and ws >= nm.FLOOR_WITHIN else "floor")
-    with np.errstate(all="ignore"), nm._quiet():
-        b = float(np.nanmedian(res["between"][has])) if has.any() else float("nan")
-        bs = float(np.nanmedian(res["session_between"][has])) if has.any() else float("nan")
-        det = float(np.nanmedian(res["detectable"][has])) if has.any() else float("nan")
-    b_src = "class file" if cls is not None and cls.between >= b and cls.between > 0 else (
-        "session nodes" if math.isfinite(bs) and bs > nm.FLOOR_BETWEEN else "floor")
-    k = int(np.median(res["k"][has])) if has.any() else 0
-    n = int(has.sum())
+def noise_row(key: tuple, v: Variable, j: fleetrule.Judgement, cls: fleetrule.ClassNoise | None,
+              opts: Options) -> dict:
+    """One noise.csv row: the spreads a variable was judged at, what it can see, whether it was judged."""
+    has = j.has
+    sees = j.sees()
+    k = int(np.median(j.k[has])) if has.any() else 0
+    w_src = ("class file" if cls is not None and j.within != j.session_within else
+             "session repeats" if math.isfinite(j.session_within) and j.session_within >= sc.FLOOR else "floor")
     if not has.any():
         verdict = "no values"
-    elif not res["judgeable"][has].any():
-        verdict = "cannot judge: too few nodes and no class file"
-    elif det <= target:
-        verdict = f"judged: sees {target:.1%} at k={k}"
+    elif not j.judgeable:
+        verdict = f"not judged: {j.why}"
+    elif not math.isfinite(sees) or sees >= sc.BLIND_LOSS:
+        verdict = (f"blind: sees a loss of {sees:.0%} at best ({sc.BLIND_LOSS:.0%} asked); only a larger one "
+                   "drains" if math.isfinite(sees) else
+                   "blind: too few nodes and repeats for its confirmation to see any loss")
+    elif sees <= opts.target:
+        verdict = f"judged: sees {opts.target:.1%} at k={k}"
     else:
-        need = fleetrule.repeats_needed(target, w, b, m, n=max(n, 2), between_known=cls is not None,
-                                       k_seen=max(k, 2))
-        verdict = (f"cannot judge {target:.1%} at k={k}: needs k >= {need}" if need else
-                   f"cannot judge {target:.1%} at k={k}: not at any k <= 64")
-    return dict(check=key[0], partition=key[1], variable=key[2], unit=unit, nodes=n, k=k, within=w,
-                within_source=w_src, between=b, between_source=b_src, detectable_loss=det, target_loss=target,
+        need = _repeats_needed(j, opts.target)
+        verdict = (f"judged; cannot see {opts.target:.1%} at k={k}: needs k >= {need}" if need else
+                   f"judged; cannot see {opts.target:.1%} at k={k}: not at any k <= 64")
+    return dict(check=key[0], partition=key[1], variable=key[2], unit=v.unit, nodes=int(has.sum()), k=k,
+                within=j.within, within_source=w_src, between=j.between, between_source=j.between_source,
+                min_loss=opts.min_loss[kind_of(v.unit, v.sign)], detectable_loss=sees, target_loss=opts.target,
                 verdict=verdict)
+
+
+def _repeats_needed(j: fleetrule.Judgement, target: float) -> int | None:
+    """The fewest repeats per node with which this variable would see ``target`` (its spreads and
+    bound as judged now; a skipped mean's error falls as 1 / sqrt(k)): a planning figure."""
+    has = j.has & np.isfinite(j.bound)
+    if not has.any():
+        return None
+    at = float(np.median(j.bound[has]))
+    for k in range(2, 65):
+        se = math.sqrt((sc.location_sd(k) * j.within) ** 2 + j.between ** 2)
+        if sc.detectable_loss(se, at) <= target:
+            return k
+    return None
 
 
 # -- the checks across nodes ---------------------------------------------------------------------
@@ -580,12 +670,12 @@ def noise_row(key: tuple, unit: str, res: dict, has: np.ndarray, cls: fleetrule.
 def judge_pairs(pvals: pd.DataFrame, nodes: list[str], variables: re.Pattern | None = None
                 ) -> tuple[dict[str, str], str]:
     """({node: reason} of the nodes a node pair matrix shows slow, a note): per variable base,
-    each node's pairs against the other pairs (median and MAD of the logarithms without that
-    node's; over all pairs for a class of more than PAIR_EXACT_MAX), a pair slow where it is
-    PAIR_MIN_GAP worse and PAIR_MAX_Z robust z out; a node slow where most of its pairs are (a slow
-    node's partner is slow in one pair only).  The session report holds no switch classes, so every
-    pair is one class (the note says so)."""
-    if len(nodes) < fleetrule.MIN_NODES or pvals.empty:
+    each node's pairs against the other pairs (statcore.location and statcore.spread of their
+    badness without that node's; over all pairs for a class of more than PAIR_EXACT_MAX), a pair
+    slow where it is PAIR_MIN_GAP worse and PAIR_MAX_Z spreads out; a node slow where most of its
+    pairs are (a slow node's partner is slow in one pair only).  The session report holds no
+    switch classes, so every pair is one class (the note says so)."""
+    if len(nodes) < 3 or pvals.empty:
         return {}, ""
     groups, units = _pair_groups(pvals, nodes, variables)
     if not groups:
@@ -634,13 +724,12 @@ def _find_slow_nodes(found: dict[str, str], base: str, pairs: dict[tuple[str, st
     a = np.array([index[p[0]] for p in keys])
     b = np.array([index[p[1]] for p in keys])
     bad_value = np.array([min(v) for v in pairs.values()]) <= 0
-    with np.errstate(all="ignore"), nm._quiet():  # repeats of a pair: their median
-        val = nm.badness([v[0] if len(v) == 1 else statistics.median(v) for v in pairs.values()], unit)
-    exact = len(keys) <= PAIR_EXACT_MAX
-    if not exact:  # a node's own pairs are 2 / N of them: the class's median and MAD serve
-        fin = val[np.isfinite(val)]
-        med_all = np.median(fin) if len(fin) else np.nan
-        mad_all = np.median(np.abs(fin - med_all)) if len(fin) else np.nan
+    try:
+        sign = sc.worse_sign(unit)
+    except sc.UnknownDirection:
+        return
+    val = np.asarray(sc.location(sc.pad([list(sc.badness(v, sign)) for v in pairs.values()])), dtype=float)
+    centre_all = _pair_centre(val, np.zeros(len(val), dtype=bool)) if len(keys) > PAIR_EXACT_MAX else None
     order = np.argsort(np.concatenate([a, b]), kind="stable")
     ends = np.concatenate([a, b])[order]
     starts = np.searchsorted(ends, np.arange(len(nodes) + 1))
@@ -648,41 +737,41 @@ def _find_slow_nodes(found: dict[str, str], base: str, pairs: dict[tuple[str, st
         idx = order[starts[n]:starts[n + 1]] % len(keys)  # the pairs with node n
         if not len(idx):
             continue
-        if exact:
-            centre = _others_centre(val, idx)
-            if centre is None:
-                continue
-            med, mad = centre
-        else:
-            med, mad = med_all, mad_all
+        mine = np.zeros(len(val), dtype=bool)
+        mine[idx] = True
+        centre = centre_all or _pair_centre(val, mine)
+        if centre is None:
+            continue
+        loc, spread = centre
         v = val[idx]
-        gap = -np.expm1(-(v - med))  # the loss of each of its pairs
-        z = np.where(mad > 0, Z_SCALE * (v - med) / (mad or 1), np.inf)
+        gap = np.asarray(sc.shift_to_loss(v - float(loc)))  # the loss of each of its pairs
+        z = (v - float(loc)) / max(spread, sc.FLOOR)
         slow = ((gap >= PAIR_MIN_GAP) & (z > PAIR_MAX_Z)) | bad_value[idx] | ~np.isfinite(v)
         if slow.sum() * 2 > len(idx):
             worst = int(np.argmax(np.nan_to_num(gap, nan=1.0)))
             pair = keys[int(idx[worst])]
             found.setdefault(nodes[n], f"{int(slow.sum())} of {len(idx)} pairs with it slow on {base}; "
                              f"worst {pair[0]}-{pair[1]} {np.nan_to_num(gap, nan=1.0)[worst]:.0%} slower than "
-                             "the other pairs' median")
+                             "the other pairs' centre")
 
 
-def _others_centre(val: np.ndarray, idx: np.ndarray) -> tuple[float, float] | None:
-    """(median, MAD) of the finite pair values but those at ``idx``; None with fewer than 2 of them."""
-    mine = np.zeros(len(val), dtype=bool)
-    mine[idx] = True
+def _pair_centre(val: np.ndarray, mine: np.ndarray) -> tuple[float, float] | None:
+    """(statcore.location, statcore.spread) of the finite pair values not ``mine``; None with
+    fewer than 2 of them."""
     others = val[~mine]
     others = others[np.isfinite(others)]
     if len(others) < 2:
         return None
-    med = np.median(others)
-    return med, np.median(np.abs(others - med))
+    return float(sc.location(others)), float(np.nan_to_num(sc.spread(others), nan=0.0))
 
 
 # -- retest commands -----------------------------------------------------------------------------
 
-_DROP_WITH_VALUE = {"-n", "--name", "--repeat", "--distribute", "-J", "--job-option", "--report-file",
-                    "--nodelist", "-x", "--exclude-names", "-E", "--filter-expr"}
+#: options of the session's command line a retest replaces (with their value)
+_DROP_WITH_VALUE = {"-n", "--name", "--repeat", "--distribute", "--report-file", "-x", "--exclude-names",
+                    "-E", "--filter-expr"}
+#: job options (-J) that name nodes: the retest names its own node instead
+_NODE_JOB_OPTIONS = {"nodelist", "w", "exclude", "x"}
 
 
 def session_cmdlines(cases: pd.DataFrame) -> list[str]:
@@ -708,32 +797,57 @@ def name_filter(check: str) -> str:
     return f"^{name}" + "".join(p if p.startswith("%") else f"%{p}" for p in params)
 
 
+def _job_option_names_node(value: str) -> bool:
+    """Whether a -J value ("reservation=x", "--nodelist=n1", "-w n1") names nodes."""
+    word = value.strip().lstrip("-").split("=", 1)[0].split()[0] if value.strip() else ""
+    return word in _NODE_JOB_OPTIONS
+
+
+def _kept_words(words: list[str]) -> tuple[list[str], str]:
+    """(the session's words a retest keeps: its scope, system, configuration; its --distribute
+    state, 'all' where it gave none)."""
+    keep, state, i = [], "all", 0
+    while i < len(words):
+        w = words[i]
+        opt, eq, val = w.partition("=")
+        takes = opt in _DROP_WITH_VALUE | {"-J", "--job-option"} and not eq
+        value = val if eq else (words[i + 1] if takes and i + 1 < len(words) else "")
+        if opt == "--distribute":
+            nxt = words[i + 1] if not eq and i + 1 < len(words) else ""
+            state = val if eq else (nxt if nxt and not nxt.startswith("-") else "all")
+            i += 1 + (0 if eq or not nxt or nxt.startswith("-") else 1)
+            continue
+        if opt in ("-J", "--job-option") or (w.startswith("-J") and len(w) > 2):
+            jv = value if opt in ("-J", "--job-option") else w[2:]
+            if not _job_option_names_node(jv):
+                keep += ["-J", jv]
+            i += 2 if takes else 1
+            continue
+        if opt in _DROP_WITH_VALUE or w in ("-r", "--run"):
+            i += 2 if takes else 1
+            continue
+        keep.append(w)
+        i += 1
+    return keep, state
+
+
 def retest_command(cmdlines: list[str], node: str, checks: list[str], part: str) -> str:
-    """The exact ReFrame command that retests ``node`` on ``checks`` with RETEST_REPEATS repeats:
-    the session's own command line, its selection, repeats and node options replaced."""
-    words = []
+    """The exact ReFrame command that retests ``node`` on ``checks`` (none: every check) with
+    RETEST_REPEATS repeats: the session's own command line, its scope kept (``-J reservation=``,
+    its --distribute state), its selection, repeats and node options replaced."""
     try:
         words = shlex.split(cmdlines[0]) if cmdlines else []
     except ValueError:
         words = []
-    keep, skip = [], False
-    for w in words[1:]:
-        if skip:
-            skip = False
-            continue
-        opt = w.split("=", 1)[0]
-        if opt in _DROP_WITH_VALUE or w in ("-r", "--run"):
-            skip = "=" not in w and w not in ("-r", "--run") and opt != "--distribute"
-            continue
-        keep.append(w)
-    if not any(w.startswith("--system") for w in keep):
+    keep, state = _kept_words(words[1:])
+    if not any(w.startswith("--system") for w in keep) and part:
         keep += ["--system", part]
-    if not any(w in ("-c", "--checkpath") or w.startswith("--checkpath=") for w in keep):
+    if not any(w in ("-c", "--checkpath") or w.startswith(("--checkpath=", "-c")) for w in keep):
         keep = ["-c", "checks/"] + keep
     sel = []
     for c in checks:
         sel += ["-n", name_filter(c)]
-    return shlex.join(["reframe", *keep, *sel, "--distribute=all", f"-J--nodelist={node}",
+    return shlex.join(["reframe", *keep, *sel, f"--distribute={state}", "-J", f"nodelist={node}",
                        f"--repeat={RETEST_REPEATS}", "-r"])
 
 
@@ -791,6 +905,17 @@ def _regex(text: str) -> re.Pattern:
         raise argparse.ArgumentTypeError(f"not a regular expression ({exc})") from None
 
 
+def _min_loss(text: str) -> tuple[str | None, float]:
+    """--min-loss's value: (kind or None for every kind, fraction)."""
+    kind, eq, value = text.rpartition("=")
+    if eq and kind not in MIN_LOSS:
+        raise argparse.ArgumentTypeError(f"{kind!r} is no kind of variable ({', '.join(MIN_LOSS)})")
+    try:
+        return (kind or None), _fraction(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a fraction in [0, 1)") from None
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse, its errors in one line (no usage block)."""
 
@@ -808,18 +933,60 @@ def _parser() -> _Parser:
     ap.add_argument("--force", action="store_true", help="overwrite an earlier drain.csv in --out")
     ap.add_argument("--class", dest="cls", metavar="CLASS.json",
                     help="the node class's noise numbers (gpucomm tolerances --fleet SESSION --class FILE)")
-    ap.add_argument("--alpha", type=_alpha, default=nm.ALPHA,
-                    help=f"false drains per healthy node over all its variables (default {nm.ALPHA})")
+    ap.add_argument("--alpha", type=_alpha, default=sc.ALPHA,
+                    help=f"false drains per healthy node over all its variables (default {sc.ALPHA})")
     ap.add_argument("--suspect-alpha", type=_alpha, default=SUSPECT_ALPHA,
                     help=f"false suspects per healthy node measured fewer than {MIN_FINAL} times: the screening "
                     f"whose suspects are retested (default {SUSPECT_ALPHA})")
-    ap.add_argument("--min-loss", "--min-gap", dest="min_loss", type=_fraction, default=MIN_LOSS,
-                    help=f"smallest loss (fraction of performance) that drains a node (default {MIN_LOSS})")
+    ap.add_argument("--min-loss", "--min-gap", dest="min_loss", type=_min_loss, action="append", default=[],
+                    metavar="[KIND=]FRACTION",
+                    help="smallest loss (fraction of performance) that drains a node, for every kind or one "
+                    "(KIND: " + ", ".join(f"{k} {v:g}" for k, v in MIN_LOSS.items()) + " by default)")
     ap.add_argument("--target-loss", type=_fraction, default=TARGET_LOSS,
                     help=f"the loss each variable should be judged to see (default {TARGET_LOSS}): noise.csv")
     ap.add_argument("--variables", metavar="REGEX", type=_regex,
                     help="judge only the perf variables matching REGEX (e.g. goodput: bandwidths only)")
     return ap
+
+
+def options(args: argparse.Namespace, cls: dict | None) -> Options:
+    """The verdict's Options of parsed arguments."""
+    min_loss = dict(MIN_LOSS)
+    for kind, value in args.min_loss:
+        for k in ([kind] if kind else list(min_loss)):
+            min_loss[k] = value
+    return Options(alpha=args.alpha, min_loss=min_loss, target=args.target_loss, variables=args.variables,
+                   cls=cls, suspect_alpha=args.suspect_alpha)
+
+
+class _OutLock:
+    """An exclusive lock of --out's folder for the verdict's run (a second verdict there at the
+    same time is refused: SessionError)."""
+
+    def __init__(self, out: str) -> None:
+        self.path = os.path.join(out, ".gpucomm-acceptance.lock")
+        self.fd: int | None = None
+
+    def __enter__(self) -> _OutLock:
+        try:
+            os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
+            self.fd = os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o644)
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise SessionError(f"another gpucomm acceptance is writing to {os.path.dirname(self.path)} now: "
+                               "give another --out, or wait for it") from None
+        except OSError as exc:
+            raise SessionError(f"cannot write the verdict to {os.path.dirname(self.path)}: "
+                               f"{exc.strerror or exc}") from None
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.fd is not None:
+            try:
+                os.unlink(self.path)
+            except OSError:
+                pass
+            os.close(self.fd)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -834,26 +1001,29 @@ def main(argv: list[str] | None = None) -> int:
             raise SessionError(f"{drain_path} exists (an earlier verdict): give another --out, or --force")
         cls = load_class(args.cls) if args.cls else None
         cases, perf = read_sessions(args.sessions)
-        verdict = evaluate(cases, perf, args.alpha, args.min_loss, args.target_loss, args.variables, cls,
-                           args.suspect_alpha)
+        with _OutLock(args.out):
+            verdict = evaluate(cases, perf, options(args, cls))
+            _write(verdict, args.out, drain_path)
     except SessionError as exc:
         print(f"{ERROR_PREFIX} {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    try:
-        os.makedirs(args.out, exist_ok=True)
-        write_csv(os.path.join(args.out, "noise.csv"), NOISE_FIELDS, verdict.noise)
-        write_csv(os.path.join(args.out, "suspects.csv"), SUSPECT_FIELDS, verdict.suspects)
-        write_csv(os.path.join(args.out, "pass.csv"), PASS_FIELDS, verdict.passed)
-        write_csv(drain_path, DRAIN_FIELDS, verdict.drain)
-    except OSError as exc:
-        print(f"{ERROR_PREFIX} cannot write the verdict to {args.out}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     _print_verdict(verdict, args.out)
     if verdict.drain or verdict.nothing:
         return EXIT_REPORT_FAIL
     if verdict.suspects:
-        return EXIT_ACCEPTANCE_RETEST
+        return EXIT_RETEST
     return EXIT_ACCEPTANCE_NOT_JUDGED if not_judged(verdict) else EXIT_OK
+
+
+def _write(verdict: Verdict, out: str, drain_path: str) -> None:
+    """The four lists (SessionError where they cannot be written)."""
+    try:
+        write_csv(os.path.join(out, "noise.csv"), NOISE_FIELDS, verdict.noise)
+        write_csv(os.path.join(out, "suspects.csv"), SUSPECT_FIELDS, verdict.suspects)
+        write_csv(os.path.join(out, "pass.csv"), PASS_FIELDS, verdict.passed)
+        write_csv(drain_path, DRAIN_FIELDS, verdict.drain)
+    except OSError as exc:
+        raise SessionError(f"cannot write the verdict to {out}: {exc.strerror or exc}") from None
 
 
 def not_judged(verdict: Verdict) -> list[str]:
@@ -862,17 +1032,24 @@ def not_judged(verdict: Verdict) -> list[str]:
 
 
 def _print_verdict(verdict: Verdict, out: str) -> None:
-    """The verdict in words on stdout: notes, noise, the counts, each drain and suspect, the scontrol lines."""
+    """The verdict in words on stdout: notes, the variables not judged or blind (once each), the
+    counts, each drain and suspect, the scontrol lines."""
     for note in verdict.notes:
         print(f"note: {note}")
     for row in verdict.noise:
-        if row["verdict"].startswith("cannot"):
-            print(f"noise: {row['check']} {row['variable']}: {row['verdict']} (sees {row['detectable_loss']:.1%})")
+        if row["verdict"].startswith(("not judged", "blind", "judged;")):
+            print(f"variable: {row['check']} {row['variable']}: {row['verdict']}")
     nodes = {r["node"] for r in verdict.drain}
     sus = {r["node"] for r in verdict.suspects}
     unseen = not_judged(verdict)
-    print(f"{len(verdict.passed) - len(sus) - len(unseen)} node(s) pass, {len(unseen)} not judged, {len(sus)} "
-          f"suspect(s) to retest, {len(nodes)} to drain (in {out}: drain.csv, pass.csv, suspects.csv, noise.csv)")
+    judged = [r for r in verdict.passed if r["verdict"].startswith("pass")]
+    share = ""
+    if judged:
+        m = [int(r["variables"]) for r in judged]
+        total = [int(r["of_variables"]) for r in judged]
+        share = f" (judged on {min(m)}-{max(m)} of {max(total)} variables)"
+    print(f"{len(judged)} node(s) pass{share}, {len(unseen)} not judged, {len(sus)} suspect(s) to retest, "
+          f"{len(nodes)} to drain (in {out}: drain.csv, pass.csv, suspects.csv, noise.csv)")
     for row in verdict.passed:
         if row["verdict"] == "not judged":
             print(f"  not judged {row['node']}: {row['note']}")

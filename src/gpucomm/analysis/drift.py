@@ -3,39 +3,39 @@
 
 The references of ``config/references/`` are wide on purpose (a node class, every healthy run);
 this module asks a narrower question of each (system, partition, node, test, variable): is tonight
-slower than this node was?  It uses the verdicts' shared noise model (``noisemodel``: badness =
-signed logarithm, ``node_value`` of a night's measurements, ``within_spread`` pooled over nights
-with repeats, ``standard_error``, floors), with nights in place of nodes:
+slower than this node was?  It uses the statistics core (``statcore``, docs/statistics.md:
+badness = signed logarithm, ``location`` of a night's measurements, ``within`` pooled over nights
+with repeats, ``spread`` of the history's night values, ``bound``, floors), with nights in place
+of nodes:
 
 * **history**: the node's healthy nights (no test case of the node failed that night), after
-  ``--since`` and after the last recorded change of its software (``software`` column: ReFrame's
-  version, the test case's modules and environment), at most ``WINDOW`` of them, without the
-  nights this judgement flagged;
-* **noise**: the within-night spread from nights with several measurements (``--repeat``, a retest),
-  the night-to-night spread of the history's night values beyond it, both floored; the history's
-  median is the centre (its own error is in the standard error);
+  ``--since`` and after the last change of its software (``software`` column: the test case's
+  environment, modules and environment variables less the per-run ones, the versions its run
+  recorded, ReFrame's version), at most ``WINDOW`` of them, without the nights this judgement
+  flagged;
+* **noise**: the within-night spread from nights with several measurements (``--repeat``, a
+  retest), the night-to-night spread of the history's night values beyond it; the history's
+  location is the centre (its own error is in the standard error);
 * **three rules**, each given a third of ``ALPHA_NIGHT`` (false alarms per node per healthy night,
-  family-wise over the node's ``m`` variables of that night; Student's t with the history's degrees
-  of freedom, so a short history asks for a larger z):
+  family-wise over the node's ``m`` variables and its score; Student's t with the history's
+  degrees of freedom, so a short history asks for a larger z):
 
-  - ``step``: tonight's z above ``b1`` (Bonferroni over ``m`` at ``ALPHA_NIGHT / 3``), confirmed by
-    a second measurement the same night (the night's value is a skipped mean that one slow
-    measurement does not move); with one measurement it is a **suspect** (the report names it and
-    the retest command), not a failure;
-  - ``two nights``: z above ``b2`` (at ``sqrt(ALPHA_NIGHT / 3 / m)``) tonight and on the night
-    before;
-  - ``drift``: a one-sided CUSUM on badness over the last ``CUSUM_NIGHTS`` nights, against the
-    history before them (at least ``CUSUM_MIN_REF`` nights), in standard errors, with reference
-    value ``CUSUM_K`` plus ``CUSUM_CENTRE_Z`` standard deviations of the history median (that
-    error is common to every night it sums), each night's increment clipped at ``CUSUM_CLIP`` (one
-    transiently slow night adds little), alarm where the sum is above ``h`` tonight and the night
-    before (``cusum_h``: Siegmund's approximation of the in-control run length set to
-    ``3 m / ALPHA_NIGHT`` nights);
+  - ``step``: tonight's z above ``b1``, confirmed by most of the night's measurements (each
+    against one measurement's standard error: a node slow in 3 of its 5 measurements is slow);
+    with one measurement, or not confirmed, it is a **suspect** (the night exits
+    EXIT_RETEST, never 0), not a failure;
+  - ``two nights``: z above ``b2`` (at ``sqrt(ALPHA_NIGHT / 3 / m)``) tonight and the night before;
+  - ``drift``: a one-sided CUSUM over the last ``CUSUM_NIGHTS`` nights against the history before
+    them (``cusum_h``: Siegmund's in-control run length of ``3 m / ALPHA_NIGHT`` nights);
 
+* the node's **score** (``score_series``): each night the mean of its variables' z (each clipped at
+  statcore.CLIP), judged by the same rules as one more variable against its own history: a node
+  slower on many variables in one night fails that night (where its median loss is at least
+  SCORE_MIN_LOSS), though no single variable is beyond its bound;
 * fewer than ``MIN_NIGHTS`` healthy nights: the variable is judged by its references alone, and
   the verdict says how many nights are missing;
 * a variable so noisy that its two-nights rule cannot see ``BLIND_LOSS`` (``sees``: the loss
-  found with 99 % probability, noisemodel.detectable_loss at ``b2``) is **blind**: its rules still
+  found with 99 % probability, statcore.detectable_loss at ``b2``) is **blind**: its rules still
   run, but a night they do not flag is no "ok" of it; references only, and the verdict says so.
 """
 
@@ -44,13 +44,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import optimize, stats
+from scipy import optimize
 
-from . import noisemodel as nm
+from . import statcore as sc
 
 #: false alarms per node per healthy night, family-wise over its variables and the three rules
 #: (1 per node per 365 nights)
@@ -63,13 +63,13 @@ WINDOW = 60
 CUSUM_NIGHTS = 20
 CUSUM_MIN_REF = 30
 #: the CUSUM's reference value and the clip of one night's increment, in standard errors; the
-#: reference value grows by CUSUM_CENTRE_Z standard deviations of the history median (an error of
-#: the median is common to every night of the window: it would sum up like a drift)
+#: reference value grows by CUSUM_CENTRE_Z standard deviations of the history's centre (an error
+#: of it is common to every night of the window: it would sum up like a drift)
 CUSUM_K = 0.75
 CUSUM_CLIP = 4.0
 CUSUM_CENTRE_Z = 2.0
-#: the step rule's confirmation: every measurement of the night at least this many standard errors
-#: of one measurement worse than the history median (a lone slow measurement confirms nothing)
+#: the step rule's confirmation: most of the night's measurements at least this many standard
+#: errors of one measurement worse than the history's centre
 CONFIRM_Z = 2.2
 #: the most nights of a node judged (the older ones are outside every window of tonight's rules)
 MAX_NIGHTS = 2 * WINDOW + CUSUM_NIGHTS
@@ -78,23 +78,26 @@ NIGHT_GAP_H = 6.0
 #: ReFrame's results that are no failure of the node
 GOOD = ("pass", "xfail", "skip")
 #: a variable whose two-nights rule cannot see this loss is "blind" (references only, said)
-BLIND_LOSS = nm.BLIND_LOSS
+BLIND_LOSS = sc.BLIND_LOSS
 #: the statuses of one variable on one night, worst first
 STATUSES = ("FAIL", "suspect", "blind", "ok", "new")
+#: the node score's test and variable names in the tables
+SCORE_TEST, SCORE_VAR = "node score", "every variable at once"
+#: a night's score fails it only where the node's median loss over its variables is at least this
+SCORE_MIN_LOSS = 0.02
 
 
-def t_bound(p: float, df: int) -> float:
-    """The one-sided bound a standardised value exceeds with probability ``p`` when its spread is
-    estimated from ``df`` degrees of freedom (Student's t; the normal bound for ``df`` <= 0)."""
-    return float(stats.t.isf(p, df)) if df >= 1 else float(stats.norm.isf(p))
+class DriftInputError(ValueError):
+    """Nights that cannot be judged as given (tonight before its history, --since after tonight)."""
 
 
 @lru_cache(maxsize=None)
 def bounds(m: int, df: int, alpha: float = ALPHA_NIGHT) -> tuple[float, float]:
     """(b1, b2): the z bounds of the one-night rule and of the two-nights rule for a node judged
-    on ``m`` variables against a history of ``df + 1`` nights."""
-    a = alpha / 3 / max(1, m)
-    return t_bound(a, df), t_bound(math.sqrt(a), df)
+    on ``m`` variables against a history of ``df + 1`` nights (statcore.bound)."""
+    a = alpha / 3
+    d = df if df >= 1 else math.inf
+    return sc.bound(a, max(1, m), d), sc.bound(math.sqrt(a / max(1, m)), 1, d)
 
 
 @lru_cache(maxsize=None)
@@ -109,12 +112,6 @@ def cusum_h(m: int, alpha: float = ALPHA_NIGHT, k: float = CUSUM_K) -> float:
     return float(optimize.brentq(gap, 0.0, 200.0))
 
 
-def spread(values: Sequence[float] | np.ndarray) -> float:
-    """An efficient robust standard deviation of one sample (``pooled_within`` of a single group:
-    MAD, then the root mean square of the values within its clip); NaN for < 2."""
-    return pooled_within([residuals(values)])
-
-
 @dataclass
 class Series:
     """One variable of one node: its nights in order (each an array of the night's badness)."""
@@ -125,11 +122,12 @@ class Series:
     healthy: list = field(default_factory=list)     # the node passed that night
     sessions: list = field(default_factory=list)
     current: list = field(default_factory=list)     # the night holds a session of this run
+    sign: int = 0                                   # statcore.worse_sign of its unit (0: from the unit)
 
 
 def judge_series(s: Series, m_of: Sequence[int], alpha: float = ALPHA_NIGHT) -> pd.DataFrame:
     """Judge every night of ``s`` against the nights before it (``m_of[i]``: the node's number of
-    variables on night i): one row per night (status, rule, value, median, change, z, bounds,
+    variables on night i): one row per night (status, rule, value, centre, change, z, bounds,
     CUSUM, history length)."""
     n_nights = len(s.nights)
     val = np.full(n_nights, np.nan)
@@ -138,17 +136,14 @@ def judge_series(s: Series, m_of: Sequence[int], alpha: float = ALPHA_NIGHT) -> 
     zs = np.full(n_nights, np.nan)
     cus = np.full(n_nights, np.nan)
     rows: list = []
-    res = [residuals(g) for g in s.nights]
     for t in range(n_nights):
         b = np.asarray(s.nights[t], dtype=float)
         b = b[np.isfinite(b)]
         ks[t] = len(b)
         ref = np.flatnonzero(usable[:t])[-WINDOW:]
-        within = pooled_within(res[i] for i in ref)
+        within = _within(s.nights, ref)
         if len(b):
-            v = nm.node_value(b, within if math.isfinite(within) else None)
-            val[t] = nm.corrected(v, len(b), within) if math.isfinite(within) and len(b) > 1 else v
-        m = int(m_of[t])
+            val[t] = float(sc.location(b, within if math.isfinite(within) else None))
         row: dict[str, Any] = {"night": t, "time": s.times[t], "session": s.sessions[t],
                                "current": bool(s.current[t]) if s.current else t == n_nights - 1, "k": int(ks[t]),
                                "history": len(ref), "healthy": bool(s.healthy[t]), "status": "new",
@@ -156,17 +151,32 @@ def judge_series(s: Series, m_of: Sequence[int], alpha: float = ALPHA_NIGHT) -> 
                                "z": np.nan, "b1": np.nan, "b2": np.nan, "cusum": np.nan, "h": np.nan,
                                "sees": np.nan}
         if len(b) and len(ref) >= MIN_NIGHTS:
-            _night_verdict(row, b, t, ref, within, m, alpha, (val, ks, usable, zs, cus), rows)
+            _night_verdict(row, b, t, ref, within, int(m_of[t]), alpha, (val, ks, usable, zs, cus), rows)
         usable[t] = bool(s.healthy[t]) and len(b) > 0 and row["status"] in ("ok", "blind", "new")
         rows.append(row)
-    out = pd.DataFrame(rows)
-    worse = 1.0 if nm.higher_is_worse(s.unit) else -1.0
-    out["value"] = np.exp(worse * out["value_bad"])
-    out["median"] = np.exp(worse * out["median_bad"])
-    # the change of the value itself (a latency +67 %, a bandwidth -5 %); ``loss`` in performance terms
-    out["change"] = out["value"] / out["median"] - 1
-    out["loss"] = nm.shift_to_loss(out["value_bad"] - out["median_bad"])
+    return _in_units(pd.DataFrame(rows), s)
+
+
+def _in_units(out: pd.DataFrame, s: Series) -> pd.DataFrame:
+    """The table's values back in the variable's unit (a score's stay z), its change and loss."""
+    sign = s.sign or (sc.worse_sign(s.unit) if s.unit != SCORE_VAR else 0)
+    if sign:
+        out["value"] = np.exp(sign * out["value_bad"])
+        out["median"] = np.exp(sign * out["median_bad"])
+        # the change of the value itself (a latency +67 %, a bandwidth -5 %); ``loss`` in performance terms
+        out["change"] = out["value"] / out["median"] - 1
+        out["loss"] = sc.shift_to_loss(out["value_bad"] - out["median_bad"])
+    else:
+        out["value"], out["median"] = out["value_bad"], out["median_bad"]
+        out["change"] = out["value"] - out["median"]
+        out["loss"] = np.nan
     return out
+
+
+def _within(nights: list, ref: np.ndarray) -> float:
+    """The within-night spread of the history's nights with several measurements (statcore.within)."""
+    groups = [nights[i] for i in ref if np.isfinite(np.asarray(nights[i], dtype=float)).sum() >= 2]
+    return sc.within(sc.pad(groups)).value if groups else math.nan
 
 
 def _night_verdict(row: dict, b: np.ndarray, t: int, ref: np.ndarray, within: float, m: int, alpha: float,
@@ -179,11 +189,11 @@ def _night_verdict(row: dict, b: np.ndarray, t: int, ref: np.ndarray, within: fl
     z = (val[t] - med) / se
     b1, b2 = bounds(m, len(ref) - 1, alpha)
     zs[t] = z
-    sees = nm.detectable_loss(se, b2)
+    sees = sc.detectable_loss(se, b2)
     row.update(median_bad=med, se=se, z=z, b1=b1, b2=b2, sees=sees, status="ok" if sees < BLIND_LOSS else "blind")
     prev = t - 1
-    confirmed = ks[t] >= 2 and z > b1 and _each_worse(b, med, val[ref], ks[ref], within)
-    row["confirm_z"] = _each_z(b, med, val[ref], ks[ref], within) if ks[t] >= 2 else np.nan
+    row["confirm_z"] = _most_z(b, med, val[ref], ks[ref], within) if ks[t] >= 2 else np.nan
+    confirmed = ks[t] >= 2 and z > b1 and row["confirm_z"] > CONFIRM_Z
     if confirmed:
         row.update(status="FAIL", rule="step")
     elif z > b2 and prev >= 0 and np.isfinite(zs[prev]) and zs[prev] > _b2_of(rows[prev]):
@@ -199,72 +209,31 @@ def _night_verdict(row: dict, b: np.ndarray, t: int, ref: np.ndarray, within: fl
         row.update(status="FAIL", rule="drift")
 
 
-def _each_z(b: np.ndarray, med: float, vals: np.ndarray, ks: np.ndarray, within: float) -> float:
-    """The smallest z of the night's measurements one by one (each against the standard error of one
-    measurement)."""
+def _most_z(b: np.ndarray, med: float, vals: np.ndarray, ks: np.ndarray, within: float) -> float:
+    """The z of the night's measurement that most of them are at least as bad as (the
+    ceil(k/2)-th best: for 2 both, for 5 three), against the standard error of one measurement."""
     _, se1 = _centre(vals, ks, within, 1)
-    return float((np.min(b) - med) / se1)
-
-
-def _each_worse(b: np.ndarray, med: float, vals: np.ndarray, ks: np.ndarray, within: float) -> bool:
-    return _each_z(b, med, vals, ks, within) > CONFIRM_Z
+    return float((np.sort(b)[math.ceil(len(b) / 2) - 1] - med) / se1)
 
 
 def _b2_of(row: dict) -> float:
     return row["b2"] if np.isfinite(row["b2"]) else math.inf
 
 
-def residuals(g: Sequence[float] | np.ndarray) -> np.ndarray:
-    """One night's part of the nights' within spread: its measurements' residuals about their
-    median, scaled by ``noisemodel.residual_factor`` (the median itself left out for an odd count);
-    empty for fewer than 2 measurements.  Computed once per night, pooled by ``pooled_within``
-    (the fleet's ``noisemodel.within_spreads`` adds a second pass about each node's skipped mean;
-    both estimate one measurement's standard deviation: test_drift)."""
-    arr = np.asarray(g, dtype=float)
-    arr = arr[np.isfinite(arr)]
-    if len(arr) < 2:
-        return np.empty(0)
-    res = arr - np.median(arr)
-    if len(arr) % 2:
-        res = np.delete(res, np.argmin(np.abs(res)))
-    return res / nm.residual_factor(len(arr))
-
-
-def pooled_within(parts: Iterable[np.ndarray]) -> float:
-    """The within spread of nights whose ``residuals`` are ``parts`` (their MAD, then the root mean
-    square within ``CLIP`` of it); NaN where no night has 2 measurements."""
-    parts = [p for p in parts if len(p)]
-    if not parts:
-        return float("nan")
-    allres = np.concatenate(parts)
-    mad = _MAD_SCALE * float(np.median(np.abs(allres - np.median(allres))))  # scipy's, without its overhead
-    if not mad > 0:
-        return mad
-    kept = allres[np.abs(allres) <= CLIP * mad]
-    return float(np.sqrt(np.mean(kept ** 2) / _TRUNCATED))
-
-
-#: the nights' clip, in normal-scaled MADs: 3.0, the value the committed benchmarks ran with
-#: (bench/results/2026-12-03-cpu-2core/41-nightly-drift-*; the fleet's noisemodel.CLIP is 3.5
-#: since); on normal measurements, 1 to 5 a night, it overestimates the spread by 0-5 % (a
-#: conservative bias: fewer false alarms, a slightly larger detectable change; test_drift)
-CLIP = 3.0
-_TRUNCATED = float(stats.truncnorm.var(-CLIP, CLIP))
-_MAD_SCALE = float(1 / stats.norm.ppf(0.75))  # stats.median_abs_deviation's scale="normal"
-
-
 def _centre(vals: np.ndarray, ks: np.ndarray, within: float, k_now: int) -> tuple[float, float]:
-    """(median, standard error of tonight's value about it) from the history's night values."""
-    med = float(np.median(vals))
-    total = spread(vals)
+    """(centre, standard error of tonight's value about it) from the history's night values: their
+    location, and their spread split into its within part and the night-to-night part beyond it."""
+    centre = float(sc.location(vals))
+    total = sc.spread(vals)
     total = total if math.isfinite(total) else 0.0
+    n = max(1, len(vals))
     if math.isfinite(within):
-        part = float(np.mean([(within * nm.value_constants(int(k))[1]) ** 2 for k in ks]))
-        between = math.sqrt(max(0.0, total ** 2 - part))
-        se = nm.standard_error(int(k_now), within, between, n_centre=max(1, int(len(vals) * 2 / math.pi)))
+        part = float(np.mean((sc.location_sd(ks) * within) ** 2))
+        between2 = max(sc.FLOOR ** 2, total ** 2 - part)
+        own = (sc.location_sd(int(k_now)) * max(within, sc.FLOOR)) ** 2 + between2
     else:  # no night with repeats: the whole spread is night to night (repeats do not help)
-        se = nm.standard_error(1, 0.0, total, n_centre=max(1, int(len(vals) * 2 / math.pi)))
-    return med, se
+        own = max(total, sc.FLOOR) ** 2
+    return centre, math.sqrt(own + max(total, sc.FLOOR) ** 2 / n)
 
 
 def _cusum(val: np.ndarray, ks: np.ndarray, usable: np.ndarray, t: int, within: float, m: int,
@@ -275,8 +244,8 @@ def _cusum(val: np.ndarray, ks: np.ndarray, usable: np.ndarray, t: int, within: 
     ref = np.flatnonzero(usable[:start])[-WINDOW:]
     if len(ref) < CUSUM_MIN_REF:
         return float("nan"), float("nan")
-    # the median's own error, in standard errors of one night (standard_error's centre part)
-    k_eff = CUSUM_K + CUSUM_CENTRE_Z * math.sqrt(1 / max(1, int(len(ref) * 2 / math.pi)))
+    # the centre's own error, in standard errors of one night (_centre's centre part)
+    k_eff = CUSUM_K + CUSUM_CENTRE_Z * math.sqrt(1 / len(ref))
     s, centres = 0.0, {}
     for i in range(start, t + 1):
         if not np.isfinite(val[i]):
@@ -286,6 +255,38 @@ def _cusum(val: np.ndarray, ks: np.ndarray, usable: np.ndarray, t: int, within: 
         med, se = centres[ks[i]]
         s = max(0.0, s + min((val[i] - med) / se, CUSUM_CLIP) - k_eff)
     return s, cusum_h(m, alpha)
+
+
+def score_series(node_table: pd.DataFrame, m_of: Sequence[int], alpha: float = ALPHA_NIGHT) -> pd.DataFrame:
+    """The node's score judged night by night (``node_table``: judge_series's rows of every
+    variable of one node, with ``night``): each night the mean of its variables' z clipped at
+    statcore.CLIP (nights where a variable has no history count the others), judged by
+    judge_series against its own history; a FAIL stands only where the node's median loss that
+    night is at least SCORE_MIN_LOSS; empty where fewer than 2 variables have a z."""
+    t = node_table[np.isfinite(node_table["z"].astype(float))]
+    if t.empty or t.groupby("night")["var"].nunique().max() < 2:
+        return pd.DataFrame()
+    by_night = t.groupby("night")
+    score = by_night["z"].apply(lambda z: float(np.mean(np.clip(z.astype(float), -sc.CLIP, sc.CLIP))))
+    loss = by_night["loss"].median()
+    nights = sorted(node_table["night"].unique())
+    first = node_table.groupby("night").first()
+    s = Series(key=(SCORE_TEST, SCORE_VAR), unit=SCORE_VAR, sign=0)
+    for n in nights:
+        s.nights.append(np.array([score.get(n, np.nan)]))
+        s.times.append(float(first.loc[n, "time"]))
+        s.healthy.append(bool(node_table.loc[node_table["night"] == n, "healthy"].all()))
+        s.sessions.append(str(first.loc[n, "session"]))
+        s.current.append(bool(node_table.loc[node_table["night"] == n, "current"].any()))
+    res = judge_series(s, [m_of[i] for i in range(len(nights))], alpha)
+    res["night"] = nights
+    res["loss"] = [loss.get(n, np.nan) for n in nights]
+    # a step of the score is confirmed by its many variables: a FAIL the night it shows
+    step = (res["status"] == "suspect") & res["rule"].astype(str).str.startswith("step")
+    res.loc[step, ["status", "rule"]] = ["FAIL", "step"]
+    weak = res["status"].isin(["FAIL", "suspect"]) & ~(res["loss"] >= SCORE_MIN_LOSS)
+    res.loc[weak, ["status", "rule"]] = ["ok", ""]
+    return res
 
 
 # --- from the report reader's tables to series, and back --------------------------------------
@@ -310,6 +311,34 @@ class Drift:
     @property
     def suspects(self) -> pd.DataFrame:
         return self.latest[self.latest["status"] == "suspect"]
+
+
+def _variable_nights(nkey: tuple, vkey: tuple, var_df: pd.DataFrame, healthy: pd.Series, m_of: pd.Series,
+                     alpha: float, notes: list) -> pd.DataFrame | None:
+    """One variable's nights of one node judged (judge_series), keyed; None where its direction
+    is unknown (a note says so)."""
+    unit = str(var_df["unit"].iloc[0])
+    try:
+        sign = sc.worse_sign(unit, *(var_df[c].iloc[0] if c in var_df else None for c in ("lower", "upper")))
+    except sc.UnknownDirection as exc:
+        notes.append(f"{':'.join(map(str, nkey[:2]))} {nkey[2]} {vkey[0]} {vkey[1]}: not judged: {exc}")
+        return None
+    s = Series(key=nkey + vkey, unit=unit, sign=sign)
+    nights = sorted(var_df["night"].unique())
+    by_night = {n: g for n, g in var_df.groupby("night")}
+    for n in nights:
+        g = by_night[n]
+        s.nights.append(sc.badness(g["value"].to_numpy(dtype=float), sign))
+        s.times.append(float(g["time"].min()))
+        s.healthy.append(bool(healthy[n]))
+        s.sessions.append(str(g["session"].iloc[0]))
+        s.current.append(bool(g["current"].any()) if "current" in g else True)
+    res = judge_series(s, [int(m_of[n]) for n in nights], alpha)
+    res["night"] = nights
+    for col, v in zip(VAR_KEY, s.key):
+        res[col] = v
+    res["unit"] = unit
+    return res
 
 
 def measurements(perf: pd.DataFrame, cases: pd.DataFrame, since: pd.Timestamp | None = None,
@@ -376,13 +405,42 @@ def _after_software_change(df: pd.DataFrame, key: tuple, notes: list) -> pd.Data
 
 def judge(perf: pd.DataFrame, cases: pd.DataFrame, since: pd.Timestamp | None = None,
           night_gap_h: float = NIGHT_GAP_H, alpha: float = ALPHA_NIGHT) -> Drift:
-    """Every night of every node and variable among the inputs judged against its history."""
+    """Every night of every node and variable among the inputs judged against its history;
+    DriftInputError where tonight is older than its history, or --since is after tonight."""
+    _check_dates(perf, since)
     df, notes = measurements(perf, cases, since, night_gap_h)
     return judge_measurements(df, notes, alpha)
 
 
+def _check_dates(perf: pd.DataFrame, since: pd.Timestamp | None) -> None:
+    """DriftInputError where a node's session of this run is older than its history's newest
+    session (a history from after tonight), or ``since`` is after this run's newest session."""
+    if perf is None or perf.empty or "history" not in perf:
+        return
+    t = pd.to_numeric(perf["time"], errors="coerce")
+    hist = perf["history"].fillna(False).astype(bool)
+    now = perf[~hist & t.notna()]
+    if now.empty:
+        return
+    tonight = float(pd.to_numeric(now["time"]).max())
+    if since is not None and since.timestamp() > tonight:
+        raise DriftInputError(f"--since {since:%Y-%m-%d %H:%M} UTC is after this run's newest session "
+                              f"({pd.to_datetime(tonight, unit='s', utc=True):%Y-%m-%d %H:%M} UTC): no night of "
+                              "it would be judged")
+    node = perf["node"].where(perf["node"].notna(), perf["nodes"]).astype(str)
+    newest = t[hist].groupby(node[hist]).max()
+    oldest = t[~hist].groupby(node[~hist]).min()
+    for n, first in oldest.items():
+        if n in newest and newest[n] > first:
+            raise DriftInputError(
+                f"node {n}: this run's session ({pd.to_datetime(first, unit='s', utc=True):%Y-%m-%d %H:%M} UTC) is "
+                f"older than a night of its history ({pd.to_datetime(newest[n], unit='s', utc=True):%Y-%m-%d %H:%M} "
+                "UTC): give the history of nights before it")
+
+
 def judge_measurements(df: pd.DataFrame, notes: list | None = None, alpha: float = ALPHA_NIGHT) -> Drift:
-    """``judge`` of ``measurements``' rows: each variable's nights through ``judge_series``."""
+    """``judge`` of ``measurements``' rows: each variable's nights through ``judge_series``, then
+    each node's score through ``score_series``."""
     notes = list(notes or [])
     parts = []
     for nkey, node_df in df.groupby(NODE_KEY, sort=True):
@@ -392,26 +450,18 @@ def judge_measurements(df: pd.DataFrame, notes: list | None = None, alpha: float
             node_df = node_df.assign(night=node_df["night"] - (n_nights - MAX_NIGHTS))
             n_nights = MAX_NIGHTS
         m_of = node_df.drop_duplicates(["night", "test", "var"]).groupby("night").size() \
-            .reindex(range(n_nights), fill_value=1)
+            .reindex(range(n_nights), fill_value=1) + 1  # the node's score is one more try
         healthy = node_df.groupby("night")["healthy"].all().reindex(range(n_nights), fill_value=False)
-        for vkey, var_df in node_df.groupby(["test", "var"], sort=True):
-            unit = str(var_df["unit"].iloc[0])
-            s = Series(key=nkey + vkey, unit=unit)
-            nights = sorted(var_df["night"].unique())
-            by_night = {n: g for n, g in var_df.groupby("night")}
-            for n in nights:
-                g = by_night[n]
-                s.nights.append(nm.badness(g["value"], unit))
-                s.times.append(float(g["time"].min()))
-                s.healthy.append(bool(healthy[n]))
-                s.sessions.append(str(g["session"].iloc[0]))
-                s.current.append(bool(g["current"].any()) if "current" in g else True)
-            res = judge_series(s, [int(m_of[n]) for n in nights], alpha)
-            res["night"] = nights
-            for col, v in zip(VAR_KEY, s.key):
-                res[col] = v
-            res["unit"] = unit
-            parts.append(res)
+        node_parts = [_variable_nights(nkey, vkey, var_df, healthy, m_of, alpha, notes)
+                      for vkey, var_df in node_df.groupby(["test", "var"], sort=True)]
+        node_parts = [p for p in node_parts if p is not None]
+        if node_parts:
+            score = score_series(pd.concat(node_parts, ignore_index=True), list(m_of), alpha)
+            if not score.empty:
+                for col, v in zip(VAR_KEY, nkey + (SCORE_TEST, SCORE_VAR)):
+                    score[col] = v
+                node_parts.append(score.assign(unit="z"))
+        parts += node_parts
     table = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=VAR_KEY + ["status"])
     if table.empty:
         return Drift(table, table, notes)
@@ -456,7 +506,12 @@ def mark_nodes(text: str, d: Drift) -> str:
 
 
 def reason(row: pd.Series) -> str:
-    """One line naming node, variable, history median, change and z of a flagged variable."""
+    """One line naming node, variable, history centre, change and z of a flagged variable (the
+    node's score: its median loss over its variables)."""
+    if row["test"] == SCORE_TEST:
+        return (f"{row['node']} {row['system']}:{row['partition']}: slower on many variables at once: node score "
+                f"{row['value']:.2f} against its history's {row['median']:.2f} ({int(row['history'])} nights), "
+                f"median loss {row['loss']:.1%}, z {row['z']:.1f} > {row['b1']:.1f} (one night)")
     what = {"step": "tonight, confirmed by a second measurement the same night",
             "two nights": "two nights in a row",
             "drift": f"slow drift: CUSUM {row['cusum']:.1f} above h={row['h']:.1f} two nights in a row",
@@ -479,7 +534,7 @@ def lines(d: Drift) -> list:
         out.append(f"DRIFT FAIL  {reason(row)}")
     for _, row in d.suspects.iterrows():
         out.append(f"SUSPECT     {reason(row)}")
-    lat = d.latest
+    lat = d.latest[d.latest["test"] != SCORE_TEST]
     judged = lat[~lat["status"].isin(["new", "blind"])]
     nodes = lat.groupby(NODE_KEY).size()
     head = (f"nightly drift: {_n(len(d.failed), 'variable')} failed, {len(d.suspects)} suspect, {len(judged)} of "
@@ -518,7 +573,7 @@ def plot(d: Drift, outdir: str) -> list:
         for ax, (_, row) in zip(axes[:, 0], rows.iterrows()):
             sel = (d.table[VAR_KEY] == row[VAR_KEY]).all(axis=1)
             hist = d.table[sel].sort_values("night")
-            worse = 1.0 if nm.higher_is_worse(row["unit"]) else -1.0
+            worse = float(sc.worse_sign(row["unit"])) if row["unit"] in sc.PERF_UNIT_DIRECTION else 1.0
             bound = np.exp(worse * (hist["median_bad"] + hist["b1"] * hist["se"]))
             when = pd.to_datetime(hist["time"], unit="s", utc=True)
             ax.plot(when, hist["value"], "o-", ms=3, lw=0.8, label=row["var"])

@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import drift, noisemodel as nm
+from . import drift, statcore as sc
+from .fleetsim import SLOW_FRACTION, SLOW_RANGE
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -31,8 +32,8 @@ if TYPE_CHECKING:
 #: the noise levels of the benchmark's variables (10 each, as the fleet verdict's benchmark)
 NOISES = (0.005,) * 10 + (0.01,) * 10 + (0.05,) * 10
 #: the probability that one measurement is transiently slow, and how slow
-TRANSIENT = 0.001
-TRANSIENT_LOSS = (0.05, 0.30)
+TRANSIENT = SLOW_FRACTION
+TRANSIENT_LOSS = SLOW_RANGE
 
 
 def night_values(rng: np.random.Generator, n: int, noise: float, k: int, transient: float = TRANSIENT,
@@ -42,16 +43,17 @@ def night_values(rng: np.random.Generator, n: int, noise: float, k: int, transie
     eps = noise * rng.standard_normal((n, k))
     slow = rng.random((n, k)) < transient
     extra = np.where(slow, -np.log1p(-rng.uniform(*TRANSIENT_LOSS, (n, k))), 0.0)
-    shift = np.asarray(nm.loss_to_shift(np.zeros(n) if loss is None else np.asarray(loss, dtype=float)))
+    shift = np.asarray(sc.loss_to_shift(np.zeros(n) if loss is None else np.asarray(loss, dtype=float)))
     bad = eps + extra + shift[:, None]
     values = 100.0 * np.exp(bad if time_unit else -bad)
     return [row for row in values]
 
 
 def series(nights: list, unit: str) -> drift.Series:
-    s = drift.Series(key=("synthetic", "node", "nid0", "test", "var"), unit=unit)
+    sign = sc.worse_sign(unit)
+    s = drift.Series(key=("synthetic", "node", "nid0", "test", "var"), unit=unit, sign=sign)
     for i, vals in enumerate(nights):
-        s.nights.append(nm.badness(vals, unit))
+        s.nights.append(sc.badness(np.asarray(vals, dtype=float), sign))
         s.times.append(1.8e9 + 86400.0 * i)
         s.healthy.append(True)
         s.sessions.append(f"night-{i}")
@@ -110,7 +112,7 @@ def detection(seed: int, trials: int, noise: float, kind: str, size: float, k: i
 
 
 def detectable_table(noises: Sequence[float] = (0.005, 0.01, 0.05), histories: Sequence[int] = (5, 10, 20, 30, 60),
-                     ks: Sequence[int] = (1, 2), m: int = len(NOISES), power: float = nm.POWER) -> list:
+                     ks: Sequence[int] = (1, 2), m: int = len(NOISES), power: float = sc.POWER) -> list:
     """The one-night rule's detectable loss (found with ``power``) per noise, history length and k,
     from the bounds and the standard error, where the history's spread is the noise's own."""
     out = []
@@ -118,12 +120,11 @@ def detectable_table(noises: Sequence[float] = (0.005, 0.01, 0.05), histories: S
         for n in histories:
             for k in ks:
                 b1, b2 = drift.bounds(m, n - 1)
-                n_c = max(1, int(n * 2 / np.pi))
-                se = nm.standard_error(k, noise, 0.0, n_centre=n_c) if k > 1 else \
-                    nm.standard_error(1, 0.0, noise, n_centre=n_c)
+                own = (sc.location_sd(k) * noise) ** 2 if k > 1 else noise ** 2
+                se = float(np.sqrt(own + own / n))  # tonight's own spread and the history centre's error
                 out.append({"noise": noise, "history": n, "k": k, "b1": round(b1, 2), "b2": round(b2, 2),
-                            "one_night": nm.detectable_loss(se, b1, power),
-                            "two_nights": nm.detectable_loss(se, b2, power ** 0.5)})
+                            "one_night": sc.detectable_loss(se, b1, power),
+                            "two_nights": sc.detectable_loss(se, b2, power ** 0.5)})
     return out
 
 

@@ -1,228 +1,293 @@
-"""The fleet rule of ``gpucomm acceptance``, on arrays: one variable's repeats of every node in, each
-node's z, bound, loss and flag out.  The verdict (gpucomm.analysis.acceptance) and its benchmark
-(gpucomm.analysis.fleetsim) call the same function, so the error rates the benchmark measures are
+"""The fleet rule of ``gpucomm acceptance``, on arrays: one variable's repeats of every node in
+(badness, gpucomm.analysis.statcore; nodes x repeats, NaN padded), a ``Judgement`` out.  The
+verdict (gpucomm.analysis.acceptance) and its benchmarks (bench/replay.py on real sessions,
+gpucomm.analysis.fleetsim on simulated ones) call the same function, so the rates they measure are
 the verdict's.
 
-For one variable (badness, gpucomm.analysis.noisemodel; nodes x repeats, NaN padded; leading axes
-are independent fleets):
+For one variable:
 
-* within spread ``W``: the session's pooled estimate (``within_spreads``, with its degrees of
-  freedom); with a class file, the session's where it is larger beyond chance (an F test), else
-  the two pooled (``combine``); never below ``FLOOR_WITHIN``;
-* node value: the skipped mean of its repeats, its bias for its ``k`` taken out;
-* centre and between spread of each node: the skipped mean and spread of the *other* nodes
-  (``leave_one_out``); the between spread ``B`` is that spread beyond its within part, combined
-  with the class file's as the within spread is, never below ``FLOOR_BETWEEN``; with a class file
-  whose centre the session's level agrees with (within ``SHIFT_Z`` standard errors), the centre is
-  the class's (known from many nodes), else the other nodes' (``shifted``: the batch sits
-  elsewhere than the class);
-* standard error ``se``: ``sqrt((sd(k)^2 W^2 + B^2) (1 + 1/n_centre))``, its degrees of freedom
-  by Welch-Satterthwaite from the session's estimates (a class file's number counts as known
-  with its own, a floor as known);
-* bound: Student's t at ``alpha / (TAIL m)`` (Bonferroni over the node's ``m`` variables) with those
-  degrees of freedom; flagged where ``z > bound`` and the node's loss is at least ``min_loss``;
-* detectable loss: the loss found with probability ``POWER`` at that bound and standard error.
-
-Where fewer than ``MIN_NODES`` other nodes remain, or the fleet is bimodal (at least two nodes
-*better* than the centre beyond the bound: the centre is then a slow group), only a class file can
-judge: without one such a variable cannot be judged (``judgeable`` False, ``bimodal`` True where
-that is the reason).
+* **two modes** (statcore.modes): where single nodes' repeats straddle two separated modes the
+  variable is a bimodal *measurement*: out of the rule (``judgeable`` False, said once); where whole
+  nodes sit in the slow mode they are a slow *group*, judged against the faster group;
+* **within** spread ``W``: the session's pooled estimate (statcore.within, with its degrees of
+  freedom), with a class file pooled with the class's unless an F test says the session is
+  noisier (``combine``); never below the floor;
+* a node's **value**: statcore.location of its repeats at ``W`` (a transient repeat is skipped, a
+  node slow in most repeats is slow);
+* the **centre** of each node: the location of the *other* nodes' values (the class file's centre
+  where the session sits where the class does);
+* the **between** spread: the other nodes' spread beyond their within part, counted only where an
+  F test (``BETWEEN_P``) says the nodes differ beyond their repeats (a between spread of a few
+  nodes is a guess: with none detectable a small batch is judged on its repeats, whose degrees of
+  freedom are many); a class file's, from many nodes, otherwise;
+* ``z``: the value's distance above the centre in standard errors (own repeats, between, centre's
+  error); flagged where ``z`` is above statcore.bound at ``alpha / (TAIL m)``, the loss is at least
+  the variable's ``min_loss`` (a practical floor: a smaller loss drains nothing whatever its z),
+  **and** the distribution-free tail confirms it (statcore.tail_p of the node's median against the
+  other nodes' repeats, or the class file's, at most ``CONFIRM_P``);
+* ``detectable``: the loss found with probability POWER at that bound and standard error.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import cast
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import stats
 
-from . import noisemodel as nm
+from . import statcore as sc
 
 #: the bound is set at ``alpha / (TAIL * m)``: transient slowdowns of one to three within spreads
-#: (kept in a node's value) make the far tail of healthy nodes' z heavier than the normal one the
-#: bound assumes; with TAIL 2 the committed benchmark drains under --alpha (docs/acceptance.md;
-#: an earlier form of the rule at TAIL 1 drained 1.4 per 1000 in development, not committed)
+#: (kept in a node's value) make the far tail of healthy nodes' z heavier than the normal one
 TAIL = 2.0
-#: fewer other nodes than this: no fleet centre to judge against (the class file's, if given)
-MIN_NODES = 3
+#: fewer other nodes than this and no class file: no fleet centre to judge a node against
+MIN_NODES = 2
+#: ... where no node has 2 repeats (no within-node spread: the other nodes' spread is all there is)
+MIN_NODES_ONE_REPEAT = 3
+#: the F test's level above which nodes are taken to differ beyond their repeats (a between spread)
+BETWEEN_P = 0.01
+#: a class file's spread is replaced by the session's where an F test says the session is noisier
+LARGER_P = 1e-3
+#: the distribution-free confirmation: a flag stands where a healthy node's median would be this
+#: bad at most this often (statcore.tail_p)
+CONFIRM_P = 0.05
+#: a session whose level is this many standard errors from the class file's centre is judged
+#: against its own nodes (``shifted``)
+SHIFT_Z = 3.0
+#: the most quantiles of a healthy batch's repeats a class file keeps (its empirical distribution)
+CLASS_POOL = 1001
 
 
 @dataclass(frozen=True)
 class ClassNoise:
-    """A variable's noise numbers from a class file (``gpucomm tolerances --fleet``): its centre
-    (mean corrected badness of the healthy batch), within and between spreads with their degrees
-    of freedom."""
-
+    """A variable's numbers from a class file (``gpucomm tolerances --fleet --class``): the healthy
+    batch's centre, within and between spreads with their degrees of freedom, its nodes and the
+    empirical distribution it showed: the node values and quantiles of its repeats (badness)."""
     centre: float
     within: float
     within_df: float
     between: float
     between_df: float
+    nodes: int = 0
+    values: tuple[float, ...] = ()
+    pool: tuple[float, ...] = ()
 
 
-#: a session whose level (the mean of its nodes' centres) is this many standard errors from the
-#: class file's centre is judged against its own nodes (the ``shifted`` flag says so); nearer, against
-#: the class's centre, which a batch of many nodes knows better than a few others do
-SHIFT_Z = 3.0
-#: a session's spread is larger than the class file's where an F test says so at this level (at 1e-2, 6 nodes
-#: took their own between spread, of 4 degrees of freedom, in 2 % of fleets with a slow node: 97 % detection); else
-#: the two are pooled (their degrees of freedom add)
-LARGER_P = 1e-3
+@dataclass
+class Judgement:
+    """One variable judged: per node (arrays) value, centre, z, bound, se, loss, df, k,
+    detectable, tail (statcore.tail_p), flag; per variable the spreads it was judged at, whether it
+    could be judged at all (``why`` not: a bimodal measurement, too few nodes) and its modes."""
+    value: np.ndarray
+    centre: np.ndarray
+    z: np.ndarray
+    bound: np.ndarray
+    se: np.ndarray
+    loss: np.ndarray
+    df: np.ndarray
+    k: np.ndarray
+    detectable: np.ndarray
+    tail: np.ndarray
+    flag: np.ndarray
+    within: float
+    within_df: float
+    between: float
+    between_source: str
+    session_within: float
+    judgeable: bool
+    why: str = ""
+    shifted: bool = False
+    modes: sc.Modes | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def has(self) -> np.ndarray:
+        return np.isfinite(self.value)
+
+    def sees(self) -> float:
+        """The loss this variable finds with probability POWER, the median over its nodes."""
+        d = self.detectable[self.has & np.isfinite(self.detectable)]
+        return float(np.median(d)) if len(d) else math.nan
 
 
-def combine(var_s: np.ndarray, df_s: np.ndarray, var_c: float | None, df_c: float | None
-            ) -> tuple[np.ndarray, np.ndarray]:
-    """(variance, degrees of freedom) of a spread known from the session (``var_s``, ``df_s``) and
-    maybe a class file: the session's where it is larger beyond chance (an F test at ``LARGER_P``;
-    the node class has changed, or this batch is noisier), else the two pooled (the larger of the
-    two where only one is known)."""
-    var_s = np.asarray(var_s, dtype=float)
-    df_s = np.broadcast_to(np.asarray(df_s, dtype=float), var_s.shape)
-    if var_c is None or not var_c > 0:
-        return np.where(np.isfinite(var_s), np.clip(var_s, 0, None), 0.0), np.where(np.isfinite(var_s), df_s, np.inf)
-    ok = np.isfinite(var_s) & (df_s > 0)
-    with np.errstate(all="ignore"):
-        df_c = cast(float, df_c)  # given with var_c
-        larger = ok & (var_s / var_c > stats.f.isf(LARGER_P, np.fmax(df_s, 1), max(df_c, 1)))
-        pooled = (np.where(ok, df_s * np.clip(var_s, 0, None), 0.0) + df_c * var_c) / (np.where(ok, df_s, 0) + df_c)
-    return np.where(larger, var_s, pooled), np.where(larger, df_s, np.where(ok, df_s, 0) + df_c)
+def combine(var_s: float, df_s: float, var_c: float | None, df_c: float | None) -> tuple[float, float, bool]:
+    """(variance, degrees of freedom, the session's own) of a spread known from the session and
+    maybe a class file: the session's where it is larger beyond chance (an F test at LARGER_P:
+    the node class has changed, or this batch is noisier), else the two pooled."""
+    if var_c is None or not var_c > 0 or df_c is None:
+        return (var_s if math.isfinite(var_s) else 0.0), (df_s if math.isfinite(var_s) else math.inf), True
+    if not (math.isfinite(var_s) and df_s > 0):
+        return var_c, df_c, False
+    if var_s / var_c > stats.f.isf(LARGER_P, max(df_s, 1), max(df_c, 1)):
+        return var_s, df_s, True
+    return (df_s * var_s + df_c * var_c) / (df_s + df_c), df_s + df_c, False
 
 
-def _within(b: np.ndarray, cls: ClassNoise | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(within spread, its degrees of freedom, the session's own within spread): the session's
-    pooled with the class's (``combine``), never below its floor."""
-    w_s, w_df = nm.within_spreads(b)
-    w2, wdf = combine(w_s ** 2, w_df, cls.within ** 2 if cls else None, cls.within_df if cls else None)
-    w = np.fmax(np.sqrt(w2), nm.FLOOR_WITHIN)
-    return w, np.where(np.sqrt(w2) >= nm.FLOOR_WITHIN, wdf, np.inf), w_s
+def _others(x: np.ndarray, ref: np.ndarray, sd: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(centre, spread, count) for each node of the reference nodes' values without it: their
+    skipped mean and skipped standard deviation, the skip decided once over all reference nodes
+    (linear in the nodes; a slow node beyond the skip is in no centre)."""
+    with sc._quiet():
+        xs = x[ref & np.isfinite(x)]
+        med = float(np.median(xs)) if len(xs) else math.nan
+        s = max(float(sc.mad(xs)) if len(xs) > 1 else 0.0, sd, sc.FLOOR)
+        keep = ref & np.isfinite(x) & (np.abs(x - med) <= sc.CLIP * s)
+        d = np.where(keep, x - med, 0.0)
+        s1, s2, n = d.sum(), (d ** 2).sum(), keep.sum()
+        ni = n - keep
+        mean = (s1 - d) / ni
+        var = (s2 - d ** 2 - ni * mean ** 2) / (ni - 1) / sc.TRUNC_VAR
+    return med + mean, np.sqrt(np.clip(var, 0, None)), ni.astype(float)
 
 
-def _between(b2_s: np.ndarray, spread: np.ndarray, nc: np.ndarray, mean_w2: np.ndarray,
-             cls: ClassNoise | None) -> tuple[np.ndarray, np.ndarray]:
-    """(between spread, its degrees of freedom): the session's (``b2_s``: its square), or with a
-    class file pooled with the class's unless an F test on the nodes' total spread says the
-    session is noisier (a between spread is a small difference of two)."""
-    if cls is None:
-        b2, bdf = np.clip(np.nan_to_num(b2_s, nan=0.0), 0, None), np.where(np.isfinite(b2_s), nc - 1, np.inf)
-    else:
-        with np.errstate(all="ignore"):
-            expect = mean_w2 + cls.between ** 2
-            larger = np.isfinite(b2_s) & (spread ** 2 / expect > stats.f.isf(LARGER_P, np.fmax(nc - 1, 1),
-                                                                               max(cls.between_df, 1)))
-            ok = np.isfinite(b2_s) & (nc > 1)
-            pooled = (np.where(ok, (nc - 1) * b2_s, 0.0) + cls.between_df * cls.between ** 2) / \
-                (np.where(ok, nc - 1, 0) + cls.between_df)
-        b2 = np.where(larger, b2_s, pooled)
-        bdf = np.where(larger, nc - 1, np.where(ok, nc - 1, 0) + cls.between_df)
-    bb = np.fmax(np.sqrt(np.clip(b2, 0, None)), nm.FLOOR_BETWEEN)
-    return bb, np.where(np.sqrt(np.clip(b2, 0, None)) > nm.FLOOR_BETWEEN, bdf, np.inf)
+def _tail(b: np.ndarray, k: np.ndarray, ref: np.ndarray, cls: ClassNoise | None, use_class: bool
+          ) -> tuple[np.ndarray, np.ndarray]:
+    """(statcore.tail_p of each node's lower median against the other reference nodes' repeats, or the
+    class file's pool; whether a node beyond the whole pool would reach CONFIRM_P at all)."""
+    med = np.asarray(sc.lower_median(b))
+    kk = np.clip(k, 1, None)
+    need = sc.tail_need(kk)
+    if use_class and cls is not None and len(cls.pool):
+        pool = np.asarray(cls.pool)
+        best = stats.binom.sf(need - 1, kk, 1 / (len(pool) + 1))
+        return np.asarray(sc.tail_p(med, k, pool)), best <= CONFIRM_P
+    pool = np.sort(b[ref][np.isfinite(b[ref])])
+    above_all = len(pool) - np.searchsorted(pool, med, side="left")
+    own = (np.isfinite(b) & (b >= med[:, None]) & ref[:, None]).sum(axis=1)
+    n_pool = np.clip(len(pool) - np.where(ref, np.isfinite(b).sum(axis=1), 0), 0, None)
+    p = (above_all - own + 1) / (n_pool + 1)
+    best = stats.binom.sf(need - 1, kk, 1 / (n_pool + 1))
+    return np.where(np.isfinite(med) & (k > 0), stats.binom.sf(need - 1, kk, p), np.nan), best <= CONFIRM_P
 
 
-def _class_shifted(x: np.ndarray, own_w2: np.ndarray, bb: np.ndarray, cls: ClassNoise,
-                   bimodal: np.ndarray) -> tuple[np.ndarray, float]:
-    """(whether the session's level sits away from the class's centre by more than SHIFT_Z
-    standard errors, the class's node count): robust, a slow node does not move the level."""
-    n_cls = max(cls.between_df + 1, 2)
-    with np.errstate(all="ignore"), nm._quiet():
-        level = np.nanmedian(x, axis=-1)
-        n_s = np.fmax(np.isfinite(x).sum(axis=-1), 1)
-        gap_sd = np.sqrt(np.nanmean(own_w2 + bb ** 2, axis=-1) * (math.pi / 2 / n_s + 1 / n_cls))
-    return (np.abs(level - cls.centre) > SHIFT_Z * gap_sd) & ~bimodal, n_cls
-
-
-def judge(b: np.ndarray, m: np.ndarray | int, alpha: float = nm.ALPHA, min_loss: float = 0.01,
-          cls: ClassNoise | None = None, power: float = nm.POWER) -> dict[str, np.ndarray]:
-    """One variable of every node (``b``: badness, ``(..., n, k)``, NaN padded) judged against the
-    fleet (the module's docstring); ``m``: how many variables each node is judged on.  Arrays of
-    shape ``(..., n)`` unless said: value, centre, z, bound, se, loss, df, k, detectable,
-    between, flag, judgeable, bimodal ``(...)``, within ``(...)``, within_df ``(...)``."""
+def judge(b: np.ndarray, m: np.ndarray | int, alpha: float = sc.ALPHA, min_loss: float = 0.02,
+          cls: ClassNoise | None = None, power: float = sc.POWER, loss_test: bool = True,
+          confirm: bool = True) -> Judgement:
+    """One variable of every node (``b``: badness, nodes x repeats, NaN padded) judged against the
+    fleet (the module's docstring); ``m``: how many variables each node is judged on;
+    ``loss_test`` False: no min_loss (a variable whose badness is no logarithm, e.g. the node
+    score of acceptance); ``confirm`` False: no distribution-free confirmation (a screening,
+    whose flags are suspects to retest)."""
     b = np.asarray(b, dtype=float)
-    w, wdf, w_s = _within(b, cls)
-    raw, k = nm.node_values(b, w)
-    x = raw - w[..., None] * nm.by_repeats(k, 0)
-    own_w2 = (nm.by_repeats(k, 1) * w[..., None]) ** 2
-    with np.errstate(all="ignore"), nm._quiet():
-        mean_w2 = np.nanmean(own_w2, axis=-1, keepdims=True)
-    c, spread, nc = nm.leave_one_out(x, np.sqrt(mean_w2[..., 0] + nm.FLOOR_BETWEEN ** 2))
-    with np.errstate(all="ignore"):
-        b2_s = spread ** 2 - mean_w2
-    bb, bdf = _between(b2_s, spread, nc, mean_w2, cls)
-    few = ~(nc >= MIN_NODES)
+    n = b.shape[0]
+    k = np.isfinite(b).sum(axis=1)
+    w_s = sc.within(b)
+    w2, wdf, own_w = combine(w_s.value ** 2, w_s.df, cls.within ** 2 if cls else None, cls.within_df if cls else None)
+    w = max(math.sqrt(w2), sc.FLOOR)
+    wdf = wdf if math.sqrt(w2) >= sc.FLOOR else math.inf
+    x = np.asarray(sc.location(b, np.full(n, w)), dtype=float) if n else np.zeros(0)
+    x = np.where(k > 0, x, np.nan)
+    own_var = (sc.location_sd(k) * w) ** 2
+    modes = sc.modes(b, w)
+    ref = np.isfinite(x) & ~(sc.slow_group(x, min_loss) if cls is None else np.zeros(n, dtype=bool))
+    c, spread, nc = _others(x, ref, math.sqrt(np.nanmean(own_var[ref]) + sc.FLOOR ** 2) if ref.any() else w)
+    mean_own = float(np.nanmean(own_var[ref])) if ref.any() else w2
+    bb, bdf, b_src = _between(spread, nc, mean_own, wdf, cls)
+    shifted = False
+    use_class = cls is not None
+    if cls is not None:
+        shifted = _class_shifted(x, ref, mean_own, bb, cls)
+        use_class = not shifted
+        if use_class:
+            c, nc = np.full(n, cls.centre), np.full(n, float(max(cls.nodes, cls.between_df + 1, 2)))
+    with sc._quiet():
+        centre_var = (mean_own + bb ** 2) / nc
+        a_part, b_part = own_var, np.full(n, bb ** 2) + centre_var
+        se = np.sqrt(a_part + b_part)
+        df = sc.satterthwaite([a_part, b_part], [np.full(n, wdf), np.full(n, bdf)])
+        bnd = sc.bound(alpha / TAIL, np.broadcast_to(np.clip(m, 1, None), (n,)), df)
+        z = (x - c) / se
+        loss = sc.shift_to_loss(x - c)
+        detectable = sc.detectable_loss(se, bnd, power)
+    tail, reachable = _tail(b, k, ref, cls, use_class)
+    few = (nc < (MIN_NODES if math.isfinite(w_s.value) else MIN_NODES_ONE_REPEAT)) & (not use_class)
+    judgeable, why = _judgeable(modes, few, x, math.isfinite(w_s.value))
+    confirmed = (tail <= CONFIRM_P) if confirm else True
+    flag = (judgeable & ~few & (z > bnd) & confirmed & np.isfinite(x)
+            & ((loss >= min_loss) if loss_test else True))
+    detectable = np.where(reachable | (not confirm), detectable, np.inf)
+    return Judgement(value=x, centre=c, z=z, bound=bnd, se=se, loss=loss, df=df, k=k,
+                     detectable=np.where(few, np.nan, detectable), tail=tail, flag=flag, within=w,
+                     within_df=wdf, between=bb, between_source=b_src, session_within=w_s.value,
+                     judgeable=judgeable, why=why, shifted=shifted, modes=modes)
 
-    def scored(centre, inflate):
-        with np.errstate(all="ignore"):
-            a_part, b_part = own_w2 * inflate, bb ** 2 * inflate
-            se = np.sqrt(a_part + b_part)
-            df = nm.satterthwaite([a_part, b_part], [np.broadcast_to(wdf[..., None], a_part.shape), bdf])
-            bound = nm.t_bound(m, alpha / TAIL, df)
-            return se, df, bound, (x - centre) / se
 
-    with np.errstate(all="ignore"):
-        fleet_inflate = 1 + 1 / nc
-    se, df, bound, z = scored(c, fleet_inflate)
-    better = (z < -bound) & (-(x - c) >= nm.loss_to_shift(min_loss))
-    bimodal = better.sum(axis=-1) >= 2
-    judgeable = ~(few | bimodal[..., None]) | (cls is not None)
-    shifted = np.zeros(b.shape[:-2], dtype=bool)
-    if cls is not None:  # the class's centre where the session sits where the class does
-        shifted, n_cls = _class_shifted(x, own_w2, bb, cls, bimodal)
-        same = ~shifted[..., None] | few
-        c = np.where(same, cls.centre, c)
-        se, df, bound, z = scored(c, np.where(same, 1 + 1 / n_cls, fleet_inflate))
-    with np.errstate(all="ignore"):
-        loss = nm.shift_to_loss(x - c)
-        detectable = nm.shift_to_loss((bound + stats.norm.isf(1 - power)) * se)
-    flag = judgeable & (z > bound) & (loss >= min_loss) & np.isfinite(x)
-    return dict(value=x, centre=c, z=z, bound=bound, se=se, loss=loss, df=df, k=k, detectable=detectable,
-                between=bb, flag=flag, judgeable=judgeable & np.isfinite(x), bimodal=bimodal, within=w,
-                within_df=wdf, session_within=w_s, session_between=np.sqrt(np.clip(b2_s, 0, None)),
-                shifted=shifted)
+def _judgeable(modes: sc.Modes, few: np.ndarray, x: np.ndarray, repeats: bool) -> tuple[bool, str]:
+    """(whether the variable can be judged, why not)."""
+    if modes.measurement:
+        return False, (f"bimodal measurement: {modes.share:.0%} of the repeats, in {modes.straddle} of "
+                       f"{modes.groups} nodes, lie beyond {sc.CLIP:g} within spreads of their node's median"
+                       + (f" (two modes {modes.gap:.0%} apart)" if math.isfinite(modes.gap) else ""))
+    if not (~few & np.isfinite(x)).any():
+        return False, ("too few nodes and no class file (--class)" if repeats else
+                       f"one repeat a node (no within-node spread) and fewer than {MIN_NODES_ONE_REPEAT + 1} "
+                       "nodes, no class file (--class)")
+    return True, ""
 
 
-def repeats_needed(target: float, within: float, between: float, m: int, alpha: float = nm.ALPHA,
-                   n: int = 64, power: float = nm.POWER, k_max: int = 64, between_known: bool = True,
-                   k_seen: int = 5) -> int | None:
-    """The fewest repeats per node with which a fleet of ``n`` nodes sees ``target`` at this noise
-    (the within spread estimated from ``n`` nodes of ``k`` repeats; the between spread known, from a
-    class file, or ``between_known`` False: estimated from the other nodes), or None where even
-    ``k_max`` is not enough.  The constants of ``k`` repeats are scaled from those of ``k_seen``
-    (a skipped mean's spread falls as 1 / sqrt(k)): a planning figure, not a verdict."""
-    k0 = max(int(k_seen), 2)
-    sd0 = nm.value_constants(k0)[1]
-    eff0 = nm.within_constants(k0)[1]
-    inflate = 1 + 1 / max(n - 1, 1)
-    for k in range(2, k_max + 1):
-        wdf = eff0 * n * k
-        a = (max(within, nm.FLOOR_WITHIN) * sd0 * math.sqrt(k0 / k)) ** 2 * inflate
-        bpart = max(between, nm.FLOOR_BETWEEN) ** 2 * inflate
-        bdf = math.inf if between_known or between <= nm.FLOOR_BETWEEN else max(n - 2, 1)
-        df = nm.satterthwaite([np.array(a), np.array(bpart)], [np.array(wdf), np.array(bdf)])
-        bound = float(nm.t_bound(m, alpha / TAIL, df))
-        if nm.shift_to_loss((bound + stats.norm.isf(1 - power)) * math.sqrt(a + bpart)) <= target:
-            return k
-    return None
+def _between(spread: np.ndarray, nc: np.ndarray, mean_own: float, wdf: float,
+             cls: ClassNoise | None) -> tuple[float, float, str]:
+    """(between spread, its degrees of freedom, where it comes from): a class file's (pooled with
+    the session's unless the session is noisier); else the session's where an F test says its
+    nodes differ beyond their repeats; else none (the floor)."""
+    with sc._quiet():
+        fin = np.isfinite(spread) & (nc >= 2)
+        s2 = float(np.median(spread[fin] ** 2)) if fin.any() else math.nan
+        n_c = float(np.median(nc[fin])) if fin.any() else 0.0
+    b2_s = max(0.0, s2 - mean_own) if math.isfinite(s2) else math.nan
+    if cls is not None and cls.between_df > 0:
+        # the session's between spread where its nodes spread more than the class's would (an F
+        # test of the total spreads: a between spread is a small difference of two), else pooled
+        expect = mean_own + cls.between ** 2
+        if math.isfinite(s2) and n_c >= 2 and expect > 0 and \
+                s2 / expect > stats.f.isf(LARGER_P, max(n_c - 1, 1), max(cls.between_df, 1)):
+            return max(math.sqrt(b2_s), sc.FLOOR), n_c - 1, "session nodes"
+        ok = math.isfinite(b2_s) and n_c >= 2
+        v = ((n_c - 1) * b2_s if ok else 0.0) + cls.between_df * cls.between ** 2
+        d = (n_c - 1 if ok else 0.0) + cls.between_df
+        bb = max(math.sqrt(v / d), sc.FLOOR)
+        return bb, (d if bb > sc.FLOOR else math.inf), "class file"
+    if math.isfinite(s2) and n_c >= 3 and mean_own > 0 and \
+            s2 / mean_own > stats.f.isf(BETWEEN_P, n_c - 1, max(wdf if math.isfinite(wdf) else 1e6, 1)):
+        return max(math.sqrt(b2_s), sc.FLOOR), n_c - 1, "session nodes"
+    return sc.FLOOR, math.inf, "none detected (floor)"
+
+
+def _class_shifted(x: np.ndarray, ref: np.ndarray, mean_own: float, bb: float, cls: ClassNoise) -> bool:
+    """Whether the session's level sits away from the class file's centre by more than SHIFT_Z
+    standard errors (robust: the median of the nodes' values)."""
+    xs = x[ref & np.isfinite(x)]
+    if not len(xs):
+        return False
+    n_cls = max(cls.nodes, cls.between_df + 1, 2)
+    gap_sd = math.sqrt((mean_own + bb ** 2) * (math.pi / 2 / len(xs) + 1 / n_cls))
+    return abs(float(np.median(xs)) - cls.centre) > SHIFT_Z * gap_sd
 
 
 def class_numbers(b: np.ndarray) -> ClassNoise:
-    """A class file's numbers of one variable from a healthy batch's badness ``(n, k)``: its
-    pooled within spread, the skipped mean of its nodes' corrected values (the centre) and their
-    skipped spread beyond the within part (the between spread), with their degrees of freedom."""
+    """A class file's numbers of one variable from a healthy batch's badness (nodes x repeats):
+    its within spread, the location of its nodes' values (the centre) and their spread beyond the
+    within part (the between spread), with degrees of freedom; its node values and the quantiles
+    of its repeats (its empirical distribution).  ValueError for fewer than 3 nodes or a spread
+    that is not a number."""
     b = np.asarray(b, dtype=float)
-    w_s, w_df = nm.within_spreads(b)
-    w = max(float(np.nan_to_num(w_s, nan=0.0)), nm.FLOOR_WITHIN)
-    raw, k = nm.node_values(b, w)
-    x = raw - w * nm.by_repeats(k, 0)
-    ok = np.isfinite(x)
-    x, k = x[ok], k[ok]
-    if len(x) < MIN_NODES:
-        raise ValueError(f"{len(x)} nodes with a value: a class needs at least {MIN_NODES}")
-    own = float(np.mean((nm.by_repeats(k, 1) * w) ** 2))
-    med = float(np.median(x))
-    mad = float(np.median(np.abs(x - med))) / stats.norm.ppf(0.75)
-    keep = np.abs(x - med) <= nm.CLIP * max(mad, math.sqrt(own + nm.FLOOR_BETWEEN ** 2))
-    centre = float(x[keep].mean())
-    var = float(x[keep].var(ddof=1)) / stats.truncnorm.var(-nm.CLIP, nm.CLIP) if keep.sum() > 1 else 0.0
-    return ClassNoise(centre=centre, within=w, within_df=float(w_df) if np.isfinite(w_s) else math.inf,
-                      between=math.sqrt(max(0.0, var - own)), between_df=float(keep.sum() - 1))
+    w_s = sc.within(b)
+    w = max(w_s.value if math.isfinite(w_s.value) else 0.0, sc.FLOOR)
+    k = np.isfinite(b).sum(axis=1)
+    x = np.asarray(sc.location(b, np.full(b.shape[0], w)), dtype=float)
+    ok = np.isfinite(x) & (k > 0)
+    if ok.sum() < 3:
+        raise ValueError(f"{int(ok.sum())} nodes with a value: a class needs at least 3")
+    xs = x[ok]
+    own = float(np.mean((sc.location_sd(k[ok]) * w) ** 2))
+    total = sc.spread(xs)
+    between = math.sqrt(max(0.0, (total if math.isfinite(total) else 0.0) ** 2 - own))
+    pool = np.quantile(b[np.isfinite(b)], np.linspace(0, 1, min(CLASS_POOL, int(np.isfinite(b).sum()))))
+    within_df = w_s.df if math.isfinite(w_s.value) and w_s.df > 0 else math.inf
+    out = ClassNoise(centre=float(sc.location(xs)), within=w, within_df=float(within_df), between=between,
+                     between_df=float(ok.sum() - 1), nodes=int(ok.sum()),
+                     values=tuple(float(v) for v in xs), pool=tuple(float(v) for v in pool))
+    if not all(math.isfinite(v) for v in (out.centre, out.within, out.between)):
+        raise ValueError("a spread or centre that is not a number")
+    return out

@@ -25,12 +25,14 @@ import time
 
 import numpy as np
 
-from . import fleetrule, noisemodel as nm
+from . import fleetrule, statcore as sc
 
 #: the within-node noise of the 30 variables (one repeat's standard deviation of badness)
 NOISE = np.repeat([0.005, 0.01, 0.05], 10)
 #: the variable that the slow node is slow on (the first 1 % one)
 SLOW_VARIABLE = 10
+#: the transient slowdowns of every simulator (this one's repeats, drift_synthetic's nights): this
+#: fraction of the measurements, each slower by a loss drawn uniformly from SLOW_RANGE
 SLOW_FRACTION = 0.02
 SLOW_RANGE = (0.05, 0.30)
 #: trials judged against one class file (then a new healthy batch gives a new one)
@@ -46,9 +48,9 @@ def fleet(rng: np.random.Generator, trials: int, n: int, k: int, sd: float, betw
     """Badness of one variable: ``(trials, n, k)``; node 0 is ``loss`` slow on every repeat."""
     b = rng.normal(0.0, between, (trials, n, 1)) + rng.normal(0.0, sd, (trials, n, k))
     slow = rng.random((trials, n, k)) < SLOW_FRACTION
-    b += np.where(slow, nm.loss_to_shift(rng.uniform(*SLOW_RANGE, (trials, n, k))), 0.0)
+    b += np.where(slow, sc.loss_to_shift(rng.uniform(*SLOW_RANGE, (trials, n, k))), 0.0)
     if loss:
-        b[:, 0, :] += nm.loss_to_shift(loss)
+        b[:, 0, :] += sc.loss_to_shift(loss)
     return b
 
 
@@ -64,7 +66,7 @@ def class_from(b: np.ndarray) -> fleetrule.ClassNoise:
 
 
 def run_trials(seed: int, trials: int, n: int, k: int, between: float, losses: list[float], with_class: bool,
-               alpha: float = nm.ALPHA, min_loss: float = 0.01, chunk: int = CLASS_EVERY) -> list[dict]:
+               alpha: float = sc.ALPHA, min_loss: float = 0.02, chunk: int = CLASS_EVERY) -> list[dict]:
     """Detection of node 0 (each of ``losses`` on the slow variable, every repeat) and false drains
     of the healthy nodes (a node is drained where any of its 30 variables flags it) over ``trials``
     fleets of ``n`` nodes; the fleets are the same for every loss (only node 0 differs)."""
@@ -81,17 +83,17 @@ def run_trials(seed: int, trials: int, n: int, k: int, between: float, losses: l
         for v, sd in enumerate(NOISE):
             cls = class_noise(rng, k, sd, between) if with_class else None
             b = fleet(rng, t, n, k, sd, between)
-            res = fleetrule.judge(b, m, alpha, min_loss, cls)
-            flagged |= res["flag"]
+            res = [fleetrule.judge(b[i], m, alpha, min_loss, cls) for i in range(t)]
+            flags = np.array([r.flag for r in res])
+            flagged |= flags
             if v == SLOW_VARIABLE:
-                det_slow.append(np.nanmedian(res["detectable"][:, 1:]))
+                det_slow.append(np.nanmedian([r.detectable[1:] for r in res]))
                 for j, loss in enumerate(losses):
                     slowed = b.copy()
-                    slowed[:, 0, :] += nm.loss_to_shift(loss)
-                    r = fleetrule.judge(slowed, m, alpha, min_loss, cls)
-                    slow_found[j] = r["flag"][:, 0]
+                    slowed[:, 0, :] += sc.loss_to_shift(loss)
+                    slow_found[j] = [fleetrule.judge(slowed[i], m, alpha, min_loss, cls).flag[0] for i in range(t)]
             else:
-                slow_found |= res["flag"][None, :, 0]
+                slow_found |= flags[None, :, 0]
         found += slow_found.sum(axis=1)
         false += int(flagged[:, 1:].sum())
         done += t
@@ -146,7 +148,7 @@ def session(args: argparse.Namespace) -> int:
     nodes = [f"nid{i:05d}" for i in range(args.nodes)]
     b = np.stack([fleet(rng, 1, args.nodes, args.k, sd, 0.002)[0] for sd in NOISE])  # (var, n, k)
     if args.slow is not None:
-        b[SLOW_VARIABLE, nodes.index(args.slow)] += nm.loss_to_shift(0.07)
+        b[SLOW_VARIABLE, nodes.index(args.slow)] += sc.loss_to_shift(0.07)
     values = 100.0 * np.exp(-b)
     cases: list[dict] = []
     for c in range(3):
@@ -183,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--k", type=lambda s: [int(v) for v in s.split(",")], default=[5])
     b.add_argument("--between", type=_floats, default=[0.0, 0.002])
     b.add_argument("--loss", type=_floats, default=[0.035, 0.07])
-    b.add_argument("--alpha", type=float, default=nm.ALPHA)
+    b.add_argument("--alpha", type=float, default=sc.ALPHA)
     b.add_argument("--min-loss", type=float, default=0.01)
     b.add_argument("--seed", type=int, default=1)
     b.add_argument("--with-class", choices=("both", "yes", "no"), default="both")

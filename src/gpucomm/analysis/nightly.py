@@ -7,8 +7,9 @@ Runs ``reframe -c checks/ --mode MODE -r --report-file DIR/report.json REFRAME A
 repository's checks/ and config/settings.py where -c, -C and RFM_CONFIG_FILES are not given),
 then ``gpucomm report DIR/report.json -o DIR/report --history EARLIER`` (the other nights' folders
 next to DIR: the nightly drift verdict, analysis/drift.py).  Exit status (gpucomm.constants): 0 PASS;
-6 FAIL (a test case failed, a variable slower than the node's own history, or ReFrame ended
-without a report: killed, crashed); 7 NOTHING RAN
+6 FAIL (a test case failed, a variable or the node's score slower than the node's own history, or
+ReFrame ended without a report: killed, crashed); 11 SUSPECT (nothing failed, but the drift has
+suspects: a night not final, to retest); 7 NOTHING RAN
 (no test case selected, every one skipped, e.g. ``-n NoSuchCheck`` or ``--mode noise`` off a
 cluster); 2 bad options or a report file that cannot be written; ReFrame's own exit code 2 where
 it refused its command line.
@@ -289,7 +290,9 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     from .drift import parse_options
     try:
-        parse_options(args.since, None if args.night_gap is None else _hours(args.night_gap))
+        since, _ = parse_options(args.since, None if args.night_gap is None else _hours(args.night_gap))
+        if since is not None and since.timestamp() > time.time():
+            raise ValueError(f"--since {args.since}: a date after tonight (no night would be judged)")
     except ValueError as exc:
         _say(f"error: {exc}")
         return EXIT_BAD_INPUT

@@ -37,6 +37,8 @@ not proposed unless --force (then with a one-line warning), and a bandwidth whos
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import os
 import re
 import statistics
@@ -45,7 +47,11 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+import pandas as pd
+
 from ..constants import EXIT_BAD_INPUT
+from . import statcore as sc
 
 BW_MARGIN = 0.95       # of the slowest healthy run (range-extended, below)
 LAT_MARGIN = 1.15      # of the slowest healthy run (range-extended) ...
@@ -108,45 +114,79 @@ def fleet_collect(sessions: list[str], class_path: str | None = None
     """collect()'s tables from healthy acceptance sessions (their repeats pooled per node): one
     value per node (the median of its repeats), the nodes that ``gpucomm acceptance`` drains or
     flags (a failed check, no result, an outlier) left out; ``class_path``: also write the class
-    file of the noise model's numbers per variable (gpucomm.analysis.fleetrule.class_numbers), which
-    ``gpucomm acceptance --class`` judges against.  (values, units, left-out nodes), or a
-    SessionError."""
-    import json
-
-    import numpy as np
-
-    from . import fleetrule, noisemodel as nm
-    from .acceptance import evaluate, read_sessions
+    file (``class_document``), which ``gpucomm acceptance --class`` judges against.  (values,
+    units, left-out nodes), or a SessionError (also where the class file cannot be written: none
+    is left half written)."""
+    from .acceptance import SessionError, read_sessions
     cases, perf = read_sessions(sessions)
+    doc = class_document(cases, perf, sessions)
+    vals, values, units = doc.pop("_values"), {}, {}
+    for (test, part, var), g in vals.groupby(["test", "part", "var"]):
+        g = g[np.isfinite(g["value"]) & (g["value"] > 0)]
+        if len(g):
+            values[(test, part, var)] = list(g.groupby("node")["value"].median())
+            units[(test, part, var)] = str(g["unit"].iloc[0])
+    if class_path:
+        if not doc["variables"]:
+            raise SessionError("no variable of the sessions has 3 or more healthy nodes with a value: no class file "
+                               "written")
+        try:
+            _write_json(class_path, doc)
+        except OSError as exc:
+            raise SessionError(f"cannot write the class file {class_path}: {exc.strerror or exc}") from None
+    return values, units, doc["left_out"]
+
+
+def class_document(cases: pd.DataFrame, perf: pd.DataFrame, sessions: list[str]) -> dict[str, Any]:
+    """The class file of healthy acceptance sessions (read_sessions' tables): per variable the fleet
+    rule's numbers of its healthy nodes (fleetrule.class_numbers: centre, spreads and degrees of
+    freedom, node values and the quantiles of its repeats), the nodes ``gpucomm acceptance`` drains
+    or suspects left out; "_values": the healthy nodes' perf rows (for collect's tables)."""
+    from . import fleetrule
+    from .acceptance import evaluate
     verdict = evaluate(cases, perf)
     out = sorted({r["node"] for r in verdict.drain} | {r["node"] for r in verdict.suspects})
     vals = perf[perf["node"].notna() & perf["result"].isin(["pass", "fail"]) & ~perf["node"].isin(out)]
     vals = vals.assign(part=vals["system"].astype(str) + ":" + vals["partition"].astype(str))
-    values, units, noise = {}, {}, {}
+    noise = {}
     for (test, part, var), g in vals.groupby(["test", "part", "var"]):
         unit = str(g["unit"].iloc[0])
-        g = g[np.isfinite(g["value"]) & (g["value"] > 0)]
-        per_node = g.groupby("node")["value"]
-        values[(test, part, var)] = list(per_node.median())
-        units[(test, part, var)] = unit
-        rep = g.groupby("node").cumcount().to_numpy()
+        try:
+            sign = sc.worse_sign(unit, g["lower"].iloc[0], g["upper"].iloc[0])
+        except sc.UnknownDirection:
+            continue
+        g = g[np.isfinite(g["value"].astype(float)) & (g["value"].astype(float) > 0)]
+        if g.empty:
+            continue
         nodes = {n: i for i, n in enumerate(sorted(g["node"].unique()))}
-        arr = np.full((len(nodes), rep.max() + 1 if len(rep) else 1), np.nan)
-        arr[g["node"].map(nodes).to_numpy(), rep] = nm.badness(g["value"].to_numpy(dtype=float), unit)
+        rep = g.groupby("node").cumcount().to_numpy()
+        arr = np.full((len(nodes), rep.max() + 1), np.nan)
+        arr[g["node"].map(nodes).to_numpy(), rep] = sc.badness(g["value"].to_numpy(dtype=float), sign)
         try:
             c = fleetrule.class_numbers(arr)
         except ValueError:
             continue
         noise[f"{test}|{part}|{var}"] = dict(
-            unit=unit, centre=c.centre, centre_value=float(np.exp(c.centre if nm.higher_is_worse(unit) else -c.centre)),
-            within=c.within, within_df=c.within_df, between=c.between, between_df=c.between_df, nodes=len(nodes),
-            k=int(np.median(np.isfinite(arr).sum(axis=1))))
-    if class_path:
-        doc = {"gpucomm_class": 1, "partitions": sorted(set(vals["part"])), "sessions": list(sessions),
-               "nodes": sorted(set(vals["node"])), "left_out": out, "variables": noise}
-        with open(class_path, "w") as fp:
-            json.dump(doc, fp, indent=1, allow_nan=False)
-    return values, units, out
+            unit=unit, centre=c.centre, centre_value=float(sc.in_unit(c.centre, sign)), within=c.within,
+            within_df=c.within_df if math.isfinite(c.within_df) else None, between=c.between,
+            between_df=c.between_df, nodes=c.nodes, k=int(np.median(np.isfinite(arr).sum(axis=1))),
+            values=[round(v, 6) for v in c.values], pool=[round(v, 6) for v in c.pool])
+    return {"gpucomm_class": 2, "partitions": sorted(set(vals["part"])), "sessions": list(sessions),
+            "nodes": sorted(set(vals["node"])), "left_out": out, "variables": noise, "_values": vals}
+
+
+def _write_json(path: str, doc: dict[str, Any]) -> None:
+    """``doc`` as JSON at ``path`` through a temporary file (a full disk or a value that is not a
+    number leaves no file, and no earlier one half overwritten)."""
+    text = json.dumps(doc, indent=1, allow_nan=False)
+    tmp = f"{path}.tmp{os.getpid()}"
+    try:
+        with open(tmp, "w") as fp:
+            fp.write(text)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
 
 
 def propose(vals: list[float], unit: str) -> list[Any] | None:

@@ -264,7 +264,17 @@ class CupyBackend:
         name = props["name"]
         name = name.decode() if isinstance(name, bytes) else str(name)
         return {"backend": "cupy-rocm" if self.is_hip else "cupy-cuda", "device": self.device,
-                "pci_bus_id": self.pci_bus_id(), "name": name}
+                "pci_bus_id": self.pci_bus_id(), "name": name, **self.versions()}
+
+    def versions(self) -> dict[str, Any]:
+        """The driver's and the runtime's versions (CUDA's or HIP's numbers), where they answer."""
+        out = {}
+        for key, call in (("driver", "driverGetVersion"), ("runtime", "runtimeGetVersion")):
+            try:
+                out[key] = int(getattr(self.runtime, call)())
+            except Exception:  # a stand-in runtime, or a driver that does not say
+                continue
+        return out
 
 
 def make_backend(name: str, device: int) -> Backend:

@@ -58,7 +58,9 @@ def run_meta(cfg, ctx, method, op, timer, graph, limit, age, t_setup):
     meta = {"op": cfg.op, "method": cfg.method, "backend": ctx.device["backend"], "nranks": ctx.nranks,
             **node_meta(ctx.placement, ctx.node_of, cfg.ranks_per_node),
             "devices": [p.device for p in ctx.placement], "device_name": ctx.device.get("name", NO_DEVICE),
-            "mpi": mpi, "gpucomm": __version__, "nominal_GBps": limit[0], "nominal_source": limit[1],
+            "mpi": mpi, "gpucomm": __version__,
+            **{key: ctx.device[key] for key in ("driver", "runtime")
+               if ctx.device.get(key) is not None}, "nominal_GBps": limit[0], "nominal_source": limit[1],
             "graph": graph, "timer": timer.name, "mpi_requests": method.request_style,
             "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             # where a launch's seconds go: the process's age when this method began its set-up

@@ -50,6 +50,7 @@ from .mixins import NCCL_DEBUG_GLOB, MultiNode, SiteOptions, site_interpreter
 from .runlock import RunLock
 from .sanity import ccl_net_ok, payload_ok, point_value, preflight_ok
 from .scope import DistributeScope
+from .software import SoftwareRecord
 from .watch import WatchRun
 
 
@@ -153,7 +154,8 @@ def soak_options(every, validate_sizes, sizes):
     return opts + (["--validate-sizes", ",".join(map(str, chosen))] if validate_sizes else [])
 
 
-class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode, RunLock, WatchRun, DistributeScope):
+class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode, RunLock, WatchRun, DistributeScope,
+                   SoftwareRecord):
     """Base of every payload check.  Subclasses set ``op`` and a ``method`` parameter."""
 
     #: the payload operation (pingpong, allreduce, ...)

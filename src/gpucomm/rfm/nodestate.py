@@ -31,6 +31,7 @@ from .availability import gpus_per_node, selection
 from .mixins import require_account, site_interpreter, site_job_options
 from .runlock import RunLock
 from .scope import DistributeScope
+from .software import SoftwareRecord
 
 #: the keys a class must give at least one of to be judged (config/nodeclasses.py)
 JUDGED_KEYS = ("gpu_model", "gpus", "links_up", "link_GBps", "pcie_gen", "pcie_width", "nics")
@@ -87,7 +88,7 @@ def nodestate_ok(stdout, stderr):
     return True
 
 
-class NodeStateBase(rfm.RunOnlyRegressionTest, RunLock, DistributeScope):
+class NodeStateBase(rfm.RunOnlyRegressionTest, RunLock, DistributeScope, SoftwareRecord):
     """The node-state check of every GPU partition; the leaf sets ``classes_file``."""
 
     #: config/nodeclasses.py: CLASSES (expected values) and PARTITIONS (partition -> class)

@@ -25,7 +25,8 @@ overwritten.  One report at a time writes into a folder (it holds a lock on that
 one given the same folder meanwhile refuses in one line; a folder it made and wrote nothing into
 (bad input found late) is removed.
 
-Exit status (gpucomm.constants): 0 ReFrame passed this run; 6 ReFrame failed a test case;
+Exit status (gpucomm.constants): 0 ReFrame passed this run; 6 ReFrame failed a test case (or the
+nightly drift failed a variable); 11 nothing failed but the nightly drift has suspects (retest);
 7 nothing ran (no test case selected, or every one skipped); 8 this run was a --dry-run (nothing
 measured); 9 no ReFrame verdict among the inputs (results files only: plots, no verdict);
 2 bad options or nothing readable; 1 internal error.
@@ -52,7 +53,8 @@ The paper reference (De Sensi et al., SC24) is the copy shipped with gpucomm (gp
 Trend flags use each perf variable's reference bound (the one ReFrame judged it by); --tolerance 0.1
 (all variables) or --tolerance 'latency_*=0.3' (a glob) flags those without a reference bound.
 
-Exit status: 0 pass, 6 fail, 7 nothing ran, 8 dry run, 9 no verdict, 2 bad input, 1 internal error.
+Exit status: 0 pass, 6 fail, 11 suspect (the nightly drift: retest), 7 nothing ran, 8 dry run,
+9 no verdict, 2 bad input, 1 internal error.
 """
 
 
@@ -152,8 +154,12 @@ def main(argv: list[str] | None = None) -> int:
     if refused:
         print(f"gpucomm report: error: -o {args.output}: {refused}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    from ..drift import DriftInputError
     try:
         return run(args, latency_max, heatmap_size, tolerances, mapping, (since, night_gap))
+    except DriftInputError as exc:
+        print(f"gpucomm report: error: nightly drift: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     except Exception as exc:  # a bug, not bad input (that is reported and skipped): one line, no traceback
         if args.debug:
             raise
@@ -259,6 +265,10 @@ def _with_drift(perf, cases, sessions, nightly, out, drift_options):
     rest = mark_nodes(rest, drift)
     if not drift.failed.empty and status == tables.PASS:
         status, first = tables.FAIL, first.replace(f": {tables.PASS} (", f": {tables.FAIL} (nightly drift failed; ", 1)
+    elif not drift.suspects.empty and status == tables.PASS:
+        status, first = tables.SUSPECT, first.replace(
+            f": {tables.PASS} (", f": {tables.SUSPECT} (nightly drift: {len(drift.suspects)} suspect(s) to retest; ",
+            1)
     return status, "\n".join([first, *drift_lines, rest]), drift_pngs
 
 

@@ -31,7 +31,7 @@ from typing import Any
 
 import pandas as pd
 
-from ...contract import NOISE_FILES, RESULT_TAG, RESULTS_FILE, STDOUT_FILE, parse_output
+from ...contract import NOISE_FILES, PER_RUN_ENV, RESULT_TAG, RESULTS_FILE, STDOUT_FILE, parse_output
 from . import ALL_SESSIONS
 
 #: a test case within a session: its check (``test``, ReFrame's name) and its variant (``case``,
@@ -95,7 +95,7 @@ SWEEP_COLUMNS = ["system", "partition", "environ", "test", "case", "op", "method
                  "busbw_GBps", "goodput_GBps_best", "validated", "nominal_GBps", "nominal_source",
                  "device_name", "run_time", "session", "history", "source", "folder"]
 CASE_COLUMNS = ["time", "session", "system", "partition", "environ", "test", "case", "node", "repeat", "nodes",
-                "result", "software",
+                "result", "software", "retried",
                 "fail_phase", "fail_reason", "dry_run", "outputdir", "op", "method", "tool", "nranks",
                 "history", "kind", "source"]
 SESSION_COLUMNS = ["session", "time", "dry_run", "num_cases", "num_failures", "num_skipped", "cmdline",
@@ -374,13 +374,20 @@ def database_label() -> str:
             "the checkout's config/settings.py; set RFM_CONFIG_FILES to it, or RFM_SQLITE_DB_FILE)")
 
 
-def software_of(tc: dict[str, Any]) -> str:
-    """What a test case's record holds of the software it ran with (its environment, modules and
-    environment variables): a change of it starts a new history for the nightly drift verdict."""
+def software_of(tc: dict[str, Any], reframe_version: object = None) -> str:
+    """What a test case's record holds of the software it ran with: its programming environment,
+    modules and environment variables (less the per-run ones, contract.PER_RUN_ENV), the versions
+    its run recorded (gpucomm, the MPI, the driver: the check's ``software`` field) and ReFrame's
+    version.  A change of it starts a new history for the nightly drift verdict."""
     mods = ",".join(str(m) for m in tc.get("modules") or [])
     env = tc["env_vars"] if isinstance(tc.get("env_vars"), dict) else {}
-    return f"environ {tc.get('environ')}; modules [{mods}]; env_vars [" + \
+    env = {k: v for k, v in env.items() if k not in PER_RUN_ENV}
+    text = f"environ {tc.get('environ')}; modules [{mods}]; env_vars [" + \
         ",".join(f"{k}={v}" for k, v in sorted(env.items())) + "]"
+    recorded = tc.get("software")
+    if isinstance(recorded, str) and recorded:
+        text += f"; {recorded}"
+    return text + (f"; reframe {reframe_version}" if reframe_version else "")
 
 
 def _read_report(data, doc, path, history, kind):
@@ -399,7 +406,7 @@ def _read_report(data, doc, path, history, kind):
         "cmdline": info.get("cmdline"), "history": history, "kind": kind, "source": path}]))
     cases, perf = [], []
     for tc in latest.values():
-        case = _case_row(tc, session, end, dry, history, kind, path)
+        case = _case_row(tc, session, end, dry, history, kind, path, info.get("version"))
         cases.append(case)
         perf += _perf_rows(tc, case)
     if not cases:
@@ -412,9 +419,15 @@ def _read_report(data, doc, path, history, kind):
     return kind, f"{len(cases)} test cases, {len(perf)} perf values{suffix}"
 
 
+#: the key under which _latest_cases notes an earlier failed run of a test case ReFrame retried
+RETRIED = "_gpucomm_retried"
+
+
 def _latest_cases(data, doc, path):
-    """{(system, partition, environ, display name): test case} of a report, a test retried in a later run: its last."""
-    latest = {}  # a test retried in a later run: its last run counts
+    """{(system, partition, environ, display name): test case} of a report, a test retried in a
+    later run (ReFrame's --max-retries): its last, with its earlier failures noted (RETRIED: a
+    failure that passed on a retry is never a silent pass)."""
+    latest: dict[tuple, dict[str, Any]] = {}
     for run in doc.get("runs") or []:
         for tc in (run.get("testcases") or []) if isinstance(run, dict) else []:
             if not isinstance(tc, dict) or not isinstance(tc.get("name"), str):
@@ -424,11 +437,27 @@ def _latest_cases(data, doc, path):
                 data.problems.append(f"{path}: test case {tc['name']} has no result: counted as failed")
                 tc = {**tc, "result": NO_RESULT, "fail_reason": "ReFrame recorded no result for it"}
             key = (tc.get("system"), tc.get("partition"), tc.get("environ"), tc.get("display_name") or tc["name"])
+            before = latest.get(key)
+            if before is not None:
+                earlier = before.get(RETRIED) or _failed_run(before)
+                tc = {**tc, RETRIED: earlier} if earlier else tc
             latest[key] = tc
     return latest
 
 
-def _case_row(tc, session, end, dry, history, kind, path):
+def _failed_run(tc):
+    """'run N: fail (PHASE: first line of the reason)' of a test case that failed outside its
+    performance references, else None."""
+    if tc.get("result") in ("pass", "skip", "xfail") or (tc.get("result") == "fail"
+                                                         and tc.get("fail_phase") == "performance"):
+        return None
+    reason = str(tc.get("fail_reason") or "no reason given").strip().splitlines() or [""]
+    idx = tc.get("run_index")
+    where = f"run {idx}" if idx is not None else "an earlier run"
+    return f"{where}: {tc.get('result')} ({tc.get('fail_phase') or '?'}: {reason[0]})"
+
+
+def _case_row(tc, session, end, dry, history, kind, path, reframe_version=None):
     """The cases row (CASE_COLUMNS) of a report's test case."""
     listed = tc.get("job_nodelist") if isinstance(tc.get("job_nodelist"), list) else []
     test, shown, node, repeat = case_identity(tc.get("display_name"), tc.get("name") or tc.get("short_name"),
@@ -439,7 +468,8 @@ def _case_row(tc, session, end, dry, history, kind, path):
     return {"time": tc.get("job_completion_time_unix") or end,
             "session": session, "system": tc.get("system"), "partition": tc.get("partition"),
             "environ": tc.get("environ"), "test": test, "case": shown, "node": node, "repeat": repeat,
-            "nodes": nodes, "result": tc.get("result"), "software": software_of(tc),
+            "nodes": nodes, "result": tc.get("result"), "software": software_of(tc, reframe_version),
+            "retried": tc.get(RETRIED),
             "fail_phase": tc.get("fail_phase"), "fail_reason": tc.get("fail_reason"), "dry_run": dry,
             "outputdir": tc.get("outputdir"), "op": tc.get("op"), "method": tc.get("method"),
             "tool": tool_label(tc), "nranks": tc.get("num_tasks"), "history": history, "kind": kind,

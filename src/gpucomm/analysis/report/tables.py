@@ -8,6 +8,7 @@ import fnmatch
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from ...constants import (
@@ -19,6 +20,7 @@ from ...constants import (
     EXIT_REPORT_FAIL,
     EXIT_REPORT_NO_VERDICT,
     EXIT_REPORT_NOTHING_RAN,
+    EXIT_RETEST,
     GPU_AWARE_MPI,
     HOST,
     METHODS,
@@ -28,6 +30,7 @@ from ...constants import (
     PINGPONG,
 )
 from ...sizes import size_label
+from .. import statcore as sc
 from .inputs import CASE_KEY
 
 #: our method -> the paper CSV's method (ipc-copy is the paper's device_copy, host its host_mpi)
@@ -263,9 +266,11 @@ def parse_tolerances(items: Iterable[str] | None, default: float | None = None
     return default, patterns
 
 
-def lower_is_better(var: object, unit: object) -> bool:
-    return (str(unit) in ("us", "ms", "s", "ns") or str(var).startswith(("latency", "time"))
-            or "_slowdown_" in str(var) or "_spread_" in str(var))  # the noise check's ratios
+def _baseline(values: pd.Series) -> float:
+    """The earlier runs' centre: statcore.location of their logarithms (one slow run is skipped)."""
+    v = values.to_numpy(dtype=float)
+    v = v[np.isfinite(v) & (v > 0)]
+    return float(np.exp(sc.location(np.log(v)))) if len(v) else float("nan")
 
 
 def _bound(row, lower_better, tolerances):
@@ -283,7 +288,7 @@ def _bound(row, lower_better, tolerances):
 def compare(perf: pd.DataFrame, cases: pd.DataFrame,
             tolerances: tuple[float | None, Sequence[tuple[str, float]]] = (None, ()), window: int = 5
             ) -> pd.DataFrame:
-    """The trend, as information: this run's perf variables against the median of up to ``window``
+    """The trend, as information: this run's perf variables against the centre (statcore.location) of up to ``window``
     earlier runs of the same test case, flagged where the change is beyond the variable's own
     reference bound (the bound ReFrame judged it by); status: regressed / improved (moved beyond
     the bound), ok, new (no earlier run), no bound (no reference and no --tolerance), ref-fail
@@ -305,12 +310,12 @@ def compare(perf: pd.DataFrame, cases: pd.DataFrame,
           & ((known & (m["session"] != m["old_session"])) | (m["old_time"] < m["time"] - 1))]
     m = m.sort_values("old_time")
     base = m.groupby(CASE_KEY + ["var"]).tail(window).groupby(CASE_KEY + ["var"])["old"] \
-        .agg(baseline="median", runs="size").reset_index()
+        .agg(baseline=_baseline, runs="size").reset_index()
     cur = cur.merge(base, on=CASE_KEY + ["var"], how="left")
     cur["runs"] = cur["runs"].fillna(0).astype(int)
     if cur.empty:
         return pd.DataFrame(columns=cols)
-    lower_better = [lower_is_better(v, u) for v, u in zip(cur["var"], cur["unit"])]
+    lower_better = [sc.lower_is_better(u, lo, hi) for u, lo, hi in zip(cur["unit"], cur["lower"], cur["upper"])]
     bounds = [_bound(row, lb, tolerances) for (_, row), lb in zip(cur.iterrows(), lower_better)]
     cur["tolerance"] = [b for b, _ in bounds]
     cur["bound_from"] = [w for _, w in bounds]
@@ -333,9 +338,11 @@ def _fmt(value, unit):
 
 
 PASS, FAIL, NOTHING_RAN, DRY_RUN, NO_VERDICT = "PASS", "FAIL", "NOTHING RAN", "DRY RUN", "NO VERDICT"
+#: ReFrame passed, but the nightly drift has suspects: not final (retest tonight)
+SUSPECT = "SUSPECT"
 #: verdict -> the report's exit code
 VERDICT_EXIT = {PASS: EXIT_OK, FAIL: EXIT_REPORT_FAIL, NOTHING_RAN: EXIT_REPORT_NOTHING_RAN,
-                DRY_RUN: EXIT_REPORT_DRY_RUN, NO_VERDICT: EXIT_REPORT_NO_VERDICT}
+                DRY_RUN: EXIT_REPORT_DRY_RUN, NO_VERDICT: EXIT_REPORT_NO_VERDICT, SUSPECT: EXIT_RETEST}
 #: ReFrame's results that are no failure (a skip is no failure, but tests nothing)
 GOOD_RESULTS = ("pass", "xfail")
 
@@ -423,8 +430,8 @@ def trend_words(comparison: pd.DataFrame) -> str:
     counts = comparison["status"].value_counts()
     seen = runs[runs > 0]
     against = ("the run before" if seen.max() == 1 else
-               f"the median of the {seen.max()} runs before" if seen.nunique() == 1 else
-               f"the median of up to {seen.max()} runs before")
+               f"the centre of the {seen.max()} runs before" if seen.nunique() == 1 else
+               f"the centre of up to {seen.max()} runs before")
     parts = [_n(counts[status], *words) for status, words in TREND_WORDS.items() if counts.get(status, 0)]
     return f"{TREND}: {_n(n, 'perf value', 'perf values')} against {against}: " + "; ".join(parts) + "."
 
@@ -437,7 +444,7 @@ def trend_flagged(comparison: pd.DataFrame) -> list[str]:
     flagged = comparison[comparison["status"].isin(FLAGGED)]
     return [f"{row['status']}: {row['test']} [{row['environ']}]: {row['var']} = "
             f"{_fmt(row['value'], row['unit'])}, {row['change']:+.0%} vs {_fmt(row['baseline'], row['unit'])} ("
-            + ("the run before" if row["runs"] == 1 else f"median of {row['runs']} earlier runs")
+            + ("the run before" if row["runs"] == 1 else f"centre of {row['runs']} earlier runs")
             + f"; bound {row['tolerance']:.1%} from the {row['bound_from']})" for _, row in flagged.iterrows()]
 
 

@@ -130,3 +130,25 @@ def test_outside_the_checkout_and_a_bad_mode_are_one_clear_line(tmp_path):
     assert run.returncode == constants.EXIT_REPORT_FAIL, run.stdout[-2000:]
     assert "wrote no report to" in run.stdout and "ERROR: invalid mode: 'nosuch'" in run.stdout.splitlines()[-1]
     assert not (tmp_path / "night").exists()  # the run's empty folder is not left behind
+
+
+def test_nights_in_a_row_build_a_history_and_the_last_is_judged_against_it(tmp_path):
+    """Old: every night said "N nights before a software change left out of its history" (the
+    per-run GPUCOMM_WATCH_PID of a local job read as a software change) and judged nothing.  Six
+    nights of `gpucomm nightly` as cron runs them (the earlier nights' folders next to --out): the
+    sixth judges its variables against the five before, and no night reads a software change."""
+    from gpucomm.analysis.drift import MIN_NIGHTS
+    outs = []
+    for i in range(MIN_NIGHTS + 1):
+        run = subprocess.run([sys.executable, "-m", "gpucomm", "nightly", "--out", str(tmp_path / f"n{i}"),
+                              "--night-gap", "0", "-n", "^HealthCheck%operation=pingpong", "-S", "sizes=8,1M",
+                              "--prefix", str(tmp_path / "prefix")],
+                             cwd=REPO, env=clean_env(**ROOT_OK), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             text=True, timeout=600)
+        assert run.returncode in (constants.EXIT_OK, constants.EXIT_RETEST), run.stdout[-3000:]
+        assert "software change" not in run.stdout, run.stdout[-3000:]
+        outs.append(run.stdout)
+    (line,) = [ln for ln in outs[-1].splitlines() if ln.startswith("nightly drift: ") and " judged against" in ln]
+    judged, of = (int(w) for w in line.split(" judged against")[0].split(", ")[-1].split(" of "))
+    assert of > 0 and judged >= 1, line  # a variable too noisy to see 50 % here is "blind", not judged
+    assert "have 4 healthy nights of history" in outs[-2] or "1 more needed" in outs[-2], outs[-2][-2000:]

@@ -404,12 +404,12 @@ def _flags(key: tuple, v: Variable, j: fleetrule.Judgement, mm: np.ndarray, opts
            c: fleetrule.ClassNoise | None) -> list[tuple]:
     """(node index, key, unit, judgement, node index) of one variable's flags: its nodes of MIN_FINAL or more
     repeats flagged at the final bound, those with fewer flagged by the screening (at
-    --suspect-alpha, without the tail's confirmation: a suspect costs a retest, not a drain)."""
+    --suspect-alpha: a suspect costs a retest, not a drain)."""
     few = j.has & (j.k < MIN_FINAL)
     out = [(i, key, v.unit, j, i) for i in np.nonzero(j.flag & ~few)[0]]
     if few.any():
         screen = fleetrule.judge(v.arr, mm, max(opts.alpha, opts.suspect_alpha),
-                                 opts.min_loss[kind_of(v.unit, v.sign)], c, confirm=False)
+                                 opts.min_loss[kind_of(v.unit, v.sign)], c)
         out += [(i, key, v.unit, screen, i) for i in np.nonzero(screen.flag & few)[0]]
     return out
 
@@ -498,8 +498,7 @@ def _node_score(arrays: dict[tuple, Variable], judged: dict[tuple, fleetrule.Jud
     out = [(i, NODE_SCORE, unit, j, i) for i in np.nonzero(j.flag & (j.k >= MIN_FINAL))[0]]
     few = j.has & (j.k < MIN_FINAL)
     if few.any():
-        s = fleetrule.judge(score, mm, max(opts.alpha, opts.suspect_alpha), 0.0, None, loss_test=False,
-                            confirm=False)
+        s = fleetrule.judge(score, mm, max(opts.alpha, opts.suspect_alpha), 0.0, None, loss_test=False)
         s.flag &= median_loss >= NODE_SCORE_MIN_LOSS
         s.loss = median_loss
         out += [(i, NODE_SCORE, unit, s, i) for i in np.nonzero(s.flag & few)[0]]

@@ -23,8 +23,10 @@ For one variable:
 * ``z``: the value's distance above the centre in standard errors (own repeats, between, centre's
   error); flagged where ``z`` is above statcore.bound at ``alpha / (TAIL m)``, the loss is at least
   the variable's ``min_loss`` (a practical floor: a smaller loss drains nothing whatever its z),
-  **and** the distribution-free tail confirms it (statcore.tail_p of the node's median against the
-  other nodes' repeats, or the class file's, at most ``CONFIRM_P``);
+  **and** the distribution-free tail confirms it (statcore.tail_p of the node's lower median
+  against the other nodes' repeats, or the class file's, at most ``alpha / TAIL``: a healthy node
+  that bad that often from the pool alone, no normal tail assumed; with too few repeats to say
+  that, beyond every one of them);
 * ``detectable``: the loss found with probability POWER at that bound and standard error.
 """
 
@@ -49,9 +51,9 @@ MIN_NODES_ONE_REPEAT = 3
 BETWEEN_P = 0.01
 #: a class file's spread is replaced by the session's where an F test says the session is noisier
 LARGER_P = 1e-3
-#: the distribution-free confirmation: a flag stands where a healthy node's median would be this
-#: bad at most this often (statcore.tail_p)
-CONFIRM_P = 0.05
+#: the distribution-free confirmation: a flag stands where a healthy node's lower median would be
+#: this bad at most ``alpha / TAIL`` of the time (statcore.tail_p against the other nodes' repeats),
+#: or, where so few repeats cannot say that, where it is beyond every one of them
 #: a session whose level is this many standard errors from the class file's centre is judged
 #: against its own nodes (``shifted``)
 SHIFT_Z = 3.0
@@ -144,21 +146,21 @@ def _others(x: np.ndarray, ref: np.ndarray, sd: float) -> tuple[np.ndarray, np.n
 def _tail(b: np.ndarray, k: np.ndarray, ref: np.ndarray, cls: ClassNoise | None, use_class: bool
           ) -> tuple[np.ndarray, np.ndarray]:
     """(statcore.tail_p of each node's lower median against the other reference nodes' repeats, or the
-    class file's pool; whether a node beyond the whole pool would reach CONFIRM_P at all)."""
+    class file's pool; the smallest it can be: a node beyond the whole pool)."""
     med = np.asarray(sc.lower_median(b))
     kk = np.clip(k, 1, None)
     need = sc.tail_need(kk)
     if use_class and cls is not None and len(cls.pool):
         pool = np.asarray(cls.pool)
         best = stats.binom.sf(need - 1, kk, 1 / (len(pool) + 1))
-        return np.asarray(sc.tail_p(med, k, pool)), best <= CONFIRM_P
+        return np.asarray(sc.tail_p(med, k, pool)), best
     pool = np.sort(b[ref][np.isfinite(b[ref])])
     above_all = len(pool) - np.searchsorted(pool, med, side="left")
     own = (np.isfinite(b) & (b >= med[:, None]) & ref[:, None]).sum(axis=1)
     n_pool = np.clip(len(pool) - np.where(ref, np.isfinite(b).sum(axis=1), 0), 0, None)
     p = (above_all - own + 1) / (n_pool + 1)
     best = stats.binom.sf(need - 1, kk, 1 / (n_pool + 1))
-    return np.where(np.isfinite(med) & (k > 0), stats.binom.sf(need - 1, kk, p), np.nan), best <= CONFIRM_P
+    return np.where(np.isfinite(med) & (k > 0), stats.binom.sf(need - 1, kk, p), np.nan), best
 
 
 def judge(b: np.ndarray, m: np.ndarray | int, alpha: float = sc.ALPHA, min_loss: float = 0.02,
@@ -200,13 +202,13 @@ def judge(b: np.ndarray, m: np.ndarray | int, alpha: float = sc.ALPHA, min_loss:
         z = (x - c) / se
         loss = sc.shift_to_loss(x - c)
         detectable = sc.detectable_loss(se, bnd, power)
-    tail, reachable = _tail(b, k, ref, cls, use_class)
+    tail, best = _tail(b, k, ref, cls, use_class)
+    level = np.fmax(alpha / TAIL, best * (1 + 1e-9))
     few = (nc < (MIN_NODES if math.isfinite(w_s.value) else MIN_NODES_ONE_REPEAT)) & (not use_class)
     judgeable, why = _judgeable(modes, few, x, math.isfinite(w_s.value))
-    confirmed = (tail <= CONFIRM_P) if confirm else True
+    confirmed = (tail <= level) if confirm else True
     flag = (judgeable & ~few & (z > bnd) & confirmed & np.isfinite(x)
             & ((loss >= min_loss) if loss_test else True))
-    detectable = np.where(reachable | (not confirm), detectable, np.inf)
     return Judgement(value=x, centre=c, z=z, bound=bnd, se=se, loss=loss, df=df, k=k,
                      detectable=np.where(few, np.nan, detectable), tail=tail, flag=flag, within=w,
                      within_df=wdf, between=bb, between_source=b_src, session_within=w_s.value,

@@ -181,6 +181,11 @@ site_configuration = {
                 # node (check `nvidia-smi topo -m` / cxi_stat there)
                 Extras.NICS: {"fabric": "cxi", "devices": ["cxi0", "cxi1", "cxi2", "cxi3"],
                               "gpus": [[0], [3], [1], [2]]},
+                # the cores of each GPU's Grace: GPU i is attached to NUMA node i, cores 72 i .. 72 i + 71
+                # (cscs-docs:docs/running/slurm.md: "each rank gets 72 cores, e.g. rank 1 gets cores
+                # 72:143"; its MPS wrapper: "Each GPU is attached to the corresponding NUMA node").
+                # NicPathCheck's second rank on a GPU takes the next of these after 72 i + 1 (rfm.nicpath)
+                Extras.GPU_CORES: [list(range(72 * gpu, 72 * gpu + 72)) for gpu in range(4)],
                 # where two nodes sit on the Slingshot dragonfly: one switch through Slurm.  The
                 # paper's 2024 node pairs for different switch / group (blink:sbatch/alps/
                 # two-nodes-diff-{switch,group}.sbatch) are not configured: node ids change with

@@ -37,6 +37,7 @@ from reframe_helpers import (
     job_script,
     reframe,
     shared_dry_run,
+    shared_dry_run_output,
     watchdog_s,
 )
 
@@ -173,6 +174,13 @@ def mode_cases(tmp_path_factory, system, mode, venv=True):
     extra = {"GPUCOMM_PYTHON": VENV_PYTHON} if venv else {}
     return shared_dry_run(tmp_path_factory, "--system", system, "-c", "checks/", "--mode", mode,
                           SBATCH_ACCOUNT=ACCOUNT, **extra)
+
+
+def mode_output(tmp_path_factory, system, mode, venv=True):
+    """What ReFrame printed in mode_cases' dry run of ``system`` in ``mode``."""
+    extra = {"GPUCOMM_PYTHON": VENV_PYTHON} if venv else {}
+    return shared_dry_run_output(tmp_path_factory, "--system", system, "-c", "checks/", "--mode", mode,
+                                 SBATCH_ACCOUNT=ACCOUNT, **extra)
 
 
 def preflight_line(site, methods):

@@ -74,6 +74,7 @@ class Site:
     nics: dict = field(default_factory=dict)   # per-task NIC variables, every method
     qos: list = field(default_factory=list)    # [(max nodes, qos)]: --qos by node count
     max_nodes: int = 0                         # the largest job (0: no limit configured)
+    mpi_cuda: bool = False                     # gpu-aware-mpi's preflight requires Open MPI's CUDA support
     methods: tuple = METHODS                   # what the site's config offers
 
     def qos_of(self, nodes):
@@ -143,7 +144,7 @@ SITES = {
         method_env={"ccl": CCL_DEBUG},
         nics={"UCX_NET_DEVICES": "mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1"},
         recipe="docs/sites/leonardo.md", qos=[(64, "normal"), (256, "boost_qos_bprod")],
-        max_nodes=256, methods=NO_NVSHMEM,
+        max_nodes=256, methods=NO_NVSHMEM, mpi_cuda=True,
         link_GBps=100, gpu_GBps=300),
     "lumi": Site(
         partition="lumi:standard-g", slurm_partition="standard-g", gpus=8,
@@ -189,6 +190,8 @@ def preflight_line(site, methods):
         cmd += f" --plugin {site.plugin}"
     if "ccl" in methods and site.net_plugin:
         cmd += f" --net-plugin {site.net_plugin}"
+    if "gpu-aware-mpi" in methods and site.mpi_cuda:
+        cmd += " --mpi-cuda"
     return cmd + " || exit $?"
 
 

@@ -77,9 +77,9 @@ _KEEP = [f"--timestamp=%Y%m%dT%H%M%S%z-{os.getpid()}", f"--report-file={_RESULTS
 #: acceptance's soak: every timed sample's data checked at 8 B and 1 MiB (nccl-tests' -c; the
 #: intermittent corruption of NVIDIA/nccl #2001 showed at 1 MiB), in the checks that sweep them
 #: (soak_where_swept: one of another sweep, e.g. a scaling check's one size, runs without it).
-#: Scoped to the payload checks of checks/ (-S CHECK.VAR=VALUE): unscoped, ReFrame warned for
-#: NodeStateCheck, which has none of them ("the following variables were not set"); a check
-#: of another folder gets the soak with its own -S validate_every=1 -S validate_sizes=8,1M
+#: Scoped to the payload checks of checks/ (-S CHECK.VAR=VALUE): an unscoped -S makes ReFrame
+#: warn for every selected check without the variable (NodeStateCheck: "the following variables
+#: were not set"); a check of another folder takes its own -S validate_every=1 -S validate_sizes=8,1M
 _SOAK = [f"--setvar={check}.{var}" for check, (bases, _) in _TESTS.items() if not bases & _NO_PAYLOAD
          for var in ("validate_every=1", "validate_sizes=8,1M", "soak_where_swept=y")]
 #: the paper's scaling to 512 nodes (Figs. 9 and 10): the checks that define max_nodes (the

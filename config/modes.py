@@ -30,11 +30,45 @@ session that runs is also stored in ReFrame's results database (config/results.p
 (e.g. ``--report-file run.json``).
 """
 
+import ast
+import glob
 import os
 import runpy
 
-_RESULTS = runpy.run_path(os.path.join(os.path.dirname(os.path.abspath(__file__)), "results.py"))
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_RESULTS = runpy.run_path(os.path.join(_HERE, "results.py"))
+#: the bases of the checks without a payload (no soak variables): the node-state reader
+#: (rfm.NodeStateBase) and the configuration guard (rfm.ConfigGuard)
+_NO_PAYLOAD = {"NodeStateBase", "ConfigGuard"}
 
+
+def _test_classes(folder):
+    """{test class (@simple_test) under ``folder``: (the names of its bases, followed through the
+    classes of ``folder``; the variables those classes define)}, read from the source without
+    importing it, so that a mode's -S reaches only the checks that have the variable (ReFrame
+    warns "the following variables were not set" for every other one it selects)."""
+    classes = {}
+    for path in sorted(glob.glob(os.path.join(folder, "**", "*.py"), recursive=True)):
+        with open(path) as fp:
+            classes.update((n.name, n) for n in ast.parse(fp.read()).body if isinstance(n, ast.ClassDef))
+
+    def lineage(name, seen=()):
+        node = classes.get(name)
+        if node is None or name in seen:
+            return {name}, set()
+        names = {name}
+        defined = {t.id for st in node.body if isinstance(st, ast.Assign) and "variable(" in ast.unparse(st.value)
+                   for t in st.targets if isinstance(t, ast.Name)}
+        for base in node.bases:
+            more, variables = lineage(ast.unparse(base).split(".")[-1], (*seen, name))
+            names, defined = names | more, defined | variables
+        return names, defined
+
+    return {name: lineage(name) for name, node in classes.items()
+            if any("simple_test" in ast.unparse(d) for d in node.decorator_list)}
+
+
+_TESTS = _test_classes(os.path.join(_HERE, os.pardir, "checks"))
 _COMMON = ["--tag=gpucomm", "--exec-policy=async"]
 #: what a mode whose results are kept adds: its own directories and report per session
 #: (the timestamp ends in this ReFrame process's pid: two runs started in the same second, two
@@ -42,8 +76,16 @@ _COMMON = ["--tag=gpucomm", "--exec-policy=async"]
 _KEEP = [f"--timestamp=%Y%m%dT%H%M%S%z-{os.getpid()}", f"--report-file={_RESULTS['SESSION_REPORT']}"]
 #: acceptance's soak: every timed sample's data checked at 8 B and 1 MiB (nccl-tests' -c; the
 #: intermittent corruption of NVIDIA/nccl #2001 showed at 1 MiB), in the checks that sweep them
-#: (soak_where_swept: one of another sweep, e.g. a scaling check's one size, runs without it)
-_SOAK = ["--setvar=validate_every=1", "--setvar=validate_sizes=8,1M", "--setvar=soak_where_swept=y"]
+#: (soak_where_swept: one of another sweep, e.g. a scaling check's one size, runs without it).
+#: Scoped to the payload checks of checks/ (-S CHECK.VAR=VALUE): an unscoped -S makes ReFrame
+#: warn for every selected check without the variable (NodeStateCheck: "the following variables
+#: were not set"); a check of another folder takes its own -S validate_every=1 -S validate_sizes=8,1M
+_SOAK = [f"--setvar={check}.{var}" for check, (bases, _) in _TESTS.items() if not bases & _NO_PAYLOAD
+         for var in ("validate_every=1", "validate_sizes=8,1M", "soak_where_swept=y")]
+#: the paper's scaling to 512 nodes (Figs. 9 and 10): the checks that define max_nodes (the
+#: scaling checks, checks/internode.py), not every check the mode selects
+_TO_512 = [f"--setvar={check}.max_nodes=512" for check, (_, variables) in _TESTS.items()
+           if "max_nodes" in variables]
 #: the GPU data paths (checks/datapaths.py) in health: one size per path (acceptance: the sweep)
 _HEALTH = _COMMON + _KEEP + ["--tag=health", "--setvar=PairMatrixCheck.budget=0.25",
                              "--setvar=DataPathsCheck.sizes=256M"]
@@ -63,8 +105,8 @@ site_configuration = {
         {"name": "acceptance", "options": _ACCEPTANCE + _SOAK + [_ONE_NODE]},
         {"name": "acceptance-network", "options": _ACCEPTANCE + _SOAK + [_ACROSS_NODES]},
         {"name": "paper", "options": _COMMON + _KEEP + ["--exclude-tag=health", "--exclude-tag=noise",
-                                                        "--setvar=iters=100", "--setvar=max_nodes=512",
-                                                        "--setvar=paper_tuning=y"]},
+                                                        "--setvar=iters=100", "--setvar=paper_tuning=y",
+                                                        *_TO_512]},
         {"name": "noise", "options": _COMMON + ["--tag=noise", "--setvar=load_fabric=y"]},
     ],
 }

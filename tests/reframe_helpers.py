@@ -101,17 +101,23 @@ def dry_runs(runs, tmp_path_factory, env):
     return cases
 
 
+def _shared_folder(tmp_path_factory, args, extra_env):
+    """(the folder of a shared dry run, its key): in the session's folder that every pytest-xdist
+    worker shares (pytest-of-USER/pytest-N/: every worker's basetemp is below it)."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent
+    key = json.dumps([list(map(str, args)), sorted((k, str(v)) for k, v in extra_env.items())])
+    return root / "shared-dry-runs" / hashlib.sha1(key.encode()).hexdigest()[:16], key
+
+
 def shared_dry_run(tmp_path_factory, *args, **extra_env):
     """The test cases of ``reframe ARGS --dry-run`` in ``clean_env(**extra_env)``, run once per
     test session: the first test to ask runs it (under a file lock, in a folder that every
     pytest-xdist worker of the session shares), the others read its report and job scripts.
     Tests that read the same site and mode share one run this way instead of each running its
     own filtered one; they must not write into its stage directories."""
-    root = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        root = root.parent  # pytest-of-USER/pytest-N/: every worker's basetemp is below it
-    key = json.dumps([list(map(str, args)), sorted((k, str(v)) for k, v in extra_env.items())])
-    folder = root / "shared-dry-runs" / hashlib.sha1(key.encode()).hexdigest()[:16]
+    folder, key = _shared_folder(tmp_path_factory, args, extra_env)
     folder.mkdir(parents=True, exist_ok=True)
     report = folder / "report.json"
     with open(folder / "lock", "a") as lock:
@@ -124,8 +130,15 @@ def shared_dry_run(tmp_path_factory, *args, **extra_env):
                                  cwd=REPO, env=clean_env(**extra_env), timeout=600,
                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
             assert out.returncode == 0, f"dry-run {args} failed:\n{out.stdout[-4000:]}"
+            (folder / "output.txt").write_text(out.stdout)
             os.replace(partial, report)
     return report_cases(report)
+
+
+def shared_dry_run_output(tmp_path_factory, *args, **extra_env):
+    """What ReFrame printed in the shared dry run of ``args`` (shared_dry_run, run if not yet)."""
+    shared_dry_run(tmp_path_factory, *args, **extra_env)
+    return (_shared_folder(tmp_path_factory, args, extra_env)[0] / "output.txt").read_text()
 
 
 def report_cases(report_file):

@@ -68,7 +68,8 @@ def _str(variables):
 #: the uenv providing Cray MPICH (with the CUDA GTL), CUDA, NCCL and aws-ofi-nccl.  Default the
 #: newest listed, prgenv-gnu/26.3:v1 (CUDA 13.1.1, cray-mpich 9.1.0, nccl 2.29.2-1, aws-ofi-nccl
 #: 1.17.2, libfabric 2.4.0, python 3.14.3; its packages listed "in v1"; then cupy-cuda13x and
-#: nvidia-nvshmem-cu13): cscs-docs:docs/software/prgenv/prgenv-gnu.md, which also lists 25.11
+#: nvidia-nvshmem-cu13, whose cp314 aarch64 wheels PyPI has: cupy_cuda13x-14.2.0-cp314-cp314-
+#: manylinux2014_aarch64.whl): cscs-docs:docs/software/prgenv/prgenv-gnu.md, which also lists 25.11
 #: (CUDA 12.9) and 25.6 and says 24.11 was removed in April 2026.  A newer tag than v1 is
 #: UNCONFIRMED: check `uenv image find prgenv-gnu`.  Override with GPUCOMM_ALPS_UENV (e.g.
 #: prgenv-gnu/25.11:v1 for CUDA 12); the venv must be rebuilt for another uenv (cscs-docs:
@@ -181,6 +182,11 @@ site_configuration = {
                 # node (check `nvidia-smi topo -m` / cxi_stat there)
                 Extras.NICS: {"fabric": "cxi", "devices": ["cxi0", "cxi1", "cxi2", "cxi3"],
                               "gpus": [[0], [3], [1], [2]]},
+                # the cores of each GPU's Grace: GPU i is attached to NUMA node i, cores 72 i .. 72 i + 71
+                # (cscs-docs:docs/running/slurm.md: "each rank gets 72 cores, e.g. rank 1 gets cores
+                # 72:143"; its MPS wrapper: "Each GPU is attached to the corresponding NUMA node").
+                # NicPathCheck's second rank on a GPU takes the next of these after 72 i + 1 (rfm.nicpath)
+                Extras.GPU_CORES: [list(range(72 * gpu, 72 * gpu + 72)) for gpu in range(4)],
                 # where two nodes sit on the Slingshot dragonfly: one switch through Slurm.  The
                 # paper's 2024 node pairs for different switch / group (blink:sbatch/alps/
                 # two-nodes-diff-{switch,group}.sbatch) are not configured: node ids change with
@@ -258,8 +264,12 @@ site_configuration = {
             # /user-environment, view default under env/default, only where the job runs
             # (cscs-docs:docs/software/uenv/using.md: "/user-environment/env/default/bin/gcc" from
             # srun; the login node's /user-environment is empty): the job itself looks the binary
-            # up there (native.tools.job_lookup; OSU's under libexec/osu-micro-benchmarks/ in a
-            # Spack view is UNCONFIRMED, hence the search).  GPUCOMM_OSU_DIR / _NCCL_TESTS_DIR win
+            # up there (native.tools.job_lookup, find -maxdepth 6).  OSU's programs sit at depth 5
+            # of the view: the recipe's default view links its roots (osu-micro-benchmarks and
+            # nccl-tests among them) whole, `link: roots` (eth-cscs/alps-uenv@0fb91124
+            # recipes/prgenv-gnu/26.3/gh200/environments.yaml), and Spack installs OSU's under
+            # libexec/osu-micro-benchmarks/{mpi,xccl}/<group>/ (spack-packages@00caeea4
+            # osu_micro_benchmarks/package.py).  GPUCOMM_OSU_DIR / _NCCL_TESTS_DIR win
             Extras.OSU_DIR: {"job": VIEW},
             Extras.NCCL_TESTS_DIR: {"job": VIEW},
         },

@@ -172,6 +172,11 @@ site_configuration = {
             # the system python3 (3.6) cannot run gpucomm
             Extras.PYTHON: python(required=True),
             Extras.RECIPE: "docs/sites/leonardo.md",
+            # gpu-aware-mpi hands Open MPI device buffers: its preflight requires an Open MPI built
+            # with CUDA (ompi_info --parsable --all: mpi_built_with_cuda_support, Open MPI's
+            # documentation "How can I tell if Open MPI was built with CUDA support?"), so a
+            # non-CUDA openmpi module ends the job in one line instead of after the launch
+            Extras.MPI_CUDA: True,
             # per method (rfm.mixins.SiteOptions; the health sweep launches each group of
             # methods with equal variables separately)
             Extras.METHOD_ENV_VARS: {

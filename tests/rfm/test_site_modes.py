@@ -17,7 +17,16 @@ import pytest
 
 from gpucomm.constants import PYTHON_PLACEHOLDER
 from reframe_helpers import NATIVE_CHECKS, NICPATH_CHECKS, NODESTATE_CHECKS, REPO, job_script
-from test_sites import ACCOUNT, PAPER_ENV, SITES, TOPOLOGY_LINE, VENV_PYTHON, launch_environments, mode_cases
+from test_sites import (
+    ACCOUNT,
+    PAPER_ENV,
+    SITES,
+    TOPOLOGY_LINE,
+    VENV_PYTHON,
+    launch_environments,
+    mode_cases,
+    mode_output,
+)
 
 #: the modes of config/modes.py, those with the same options once (nightly is health)
 _MODES = runpy.run_path(str(REPO / "config" / "modes.py"))["site_configuration"]["modes"]
@@ -42,6 +51,21 @@ def mode_runs(system, tmp_path_factory):
     mode's scaling to 512 nodes included), the session's shared dry runs (test_sites.mode_cases)."""
     return {(mode, venv): mode_cases(tmp_path_factory, system, mode, venv)
             for venv in (True, False) for mode in MODES if venv or mode in VENV_LESS_MODES}
+
+
+@pytest.mark.parametrize("system", sorted(SITES))
+def test_no_mode_sets_a_variable_a_check_lacks(tmp_path_factory, system):
+    """Issue 54: every acceptance session printed "test 'NodeStateCheck': the following
+    variables were not set: 'validate_every', 'validate_sizes', 'soak_where_swept'" (the soak's
+    unscoped -S), and the paper mode's max_nodes=512 the same for nine checks: each mode's -S
+    now names the checks that have the variable (config/modes.py), in every mode's output none."""
+    mode_runs(system, tmp_path_factory)
+    for venv in (True, False):
+        for mode in MODES:
+            if venv or mode in VENV_LESS_MODES:
+                out = mode_output(tmp_path_factory, system, mode, venv)
+                assert "variables were not set" not in out, (mode, venv, [
+                    ln for ln in out.splitlines() if "variables were not set" in ln])
 
 
 def test_modes_are_the_configured_ones():

@@ -37,6 +37,7 @@ from reframe_helpers import (
     job_script,
     reframe,
     shared_dry_run,
+    shared_dry_run_output,
     watchdog_s,
 )
 
@@ -73,6 +74,7 @@ class Site:
     nics: dict = field(default_factory=dict)   # per-task NIC variables, every method
     qos: list = field(default_factory=list)    # [(max nodes, qos)]: --qos by node count
     max_nodes: int = 0                         # the largest job (0: no limit configured)
+    mpi_cuda: bool = False                     # gpu-aware-mpi's preflight requires Open MPI's CUDA support
     methods: tuple = METHODS                   # what the site's config offers
 
     def qos_of(self, nodes):
@@ -142,7 +144,7 @@ SITES = {
         method_env={"ccl": CCL_DEBUG},
         nics={"UCX_NET_DEVICES": "mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1"},
         recipe="docs/sites/leonardo.md", qos=[(64, "normal"), (256, "boost_qos_bprod")],
-        max_nodes=256, methods=NO_NVSHMEM,
+        max_nodes=256, methods=NO_NVSHMEM, mpi_cuda=True,
         link_GBps=100, gpu_GBps=300),
     "lumi": Site(
         partition="lumi:standard-g", slurm_partition="standard-g", gpus=8,
@@ -175,12 +177,21 @@ def mode_cases(tmp_path_factory, system, mode, venv=True):
                           SBATCH_ACCOUNT=ACCOUNT, **extra)
 
 
+def mode_output(tmp_path_factory, system, mode, venv=True):
+    """What ReFrame printed in mode_cases' dry run of ``system`` in ``mode``."""
+    extra = {"GPUCOMM_PYTHON": VENV_PYTHON} if venv else {}
+    return shared_dry_run_output(tmp_path_factory, "--system", system, "-c", "checks/", "--mode", mode,
+                                 SBATCH_ACCOUNT=ACCOUNT, **extra)
+
+
 def preflight_line(site, methods):
     cmd = f"{VENV_PYTHON} -m gpucomm preflight --method {','.join(methods)} --recipe {site.recipe}"
     if "ccl" in methods and site.plugin:
         cmd += f" --plugin {site.plugin}"
     if "ccl" in methods and site.net_plugin:
         cmd += f" --net-plugin {site.net_plugin}"
+    if "gpu-aware-mpi" in methods and site.mpi_cuda:
+        cmd += " --mpi-cuda"
     return cmd + " || exit $?"
 
 

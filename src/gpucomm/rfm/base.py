@@ -31,6 +31,7 @@ from ..constants import (
     ANY_PLACEMENT,
     CCL,
     COLLECTIVES,
+    GPU_AWARE_MPI,
     HOST,
     LOOP_CHOICES,
     METHOD_REQUIREMENTS,
@@ -352,6 +353,8 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode, RunLock, W
         library = (extras.get(Extras.CCL_NET_CHECK) or {}).get("library")
         if library and CCL in methods:  # the plugin must load before the payload starts
             cmd += ["--net-plugin", library]
+        if extras.get(Extras.MPI_CUDA) and GPU_AWARE_MPI in methods:  # Open MPI's own CUDA support
+            cmd += ["--mpi-cuda"]
         return [" ".join(cmd) + " || exit $?"]
 
     def command(self):

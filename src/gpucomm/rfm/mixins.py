@@ -13,7 +13,7 @@ import sys
 
 import reframe.utility.sanity as sn
 from reframe.core.builtins import run_before, variable
-from reframe.core.exceptions import ReframeError
+from reframe.core.exceptions import JobSchedulerError, ReframeError, SpawnedProcessError
 from reframe.core.logging import getlogger
 from reframe.core.pipeline import RegressionTestPlugin
 from reframe.utility import nodelist_expand
@@ -72,6 +72,14 @@ def site_interpreter(test, recipe, what):
     warn_once(f"{why}; the job scripts name {placeholder} instead")
     return placeholder
 
+
+#: what a refused QOS means, added to sbatch's message where the check chose the QOS by the job's
+#: size (MultiNode.qos_options): Slurm takes a QOS only where the account is associated with it
+#: (sacctmgr(1): an association's QOS list), which sacctmgr shows
+QOS_REFUSED = ("sbatch refused --qos={qos}, which this check asks for by its node count "
+               "(extras['qos_by_nodes']): a QOS is taken only where your account is associated "
+               "with it; see yours with `sacctmgr show assoc user=$USER format=qos`, or give one "
+               "with SBATCH_QOS (the checklist of {recipe})")
 
 #: where a method's NCCL/RCCL debug log goes (NCCL_DEBUG_FILE, per host and process, in the
 #: stage directory): the network-plugin proof greps these, the payload's stdout stays clean
@@ -363,6 +371,27 @@ class MultiNode(RegressionTestPlugin):
             if self.real_nodes <= bound:
                 return [f"--qos={qos}"]
         return []
+
+    @run_before("run")
+    def explain_qos_refusal(self):
+        """Where the job asks for a QOS by its size (qos_options) and sbatch refuses it with a
+        message about the QOS, the failure also says how to see the QOS the account may use
+        (QOS_REFUSED); any other failure is sbatch's alone."""
+        chosen = self.qos_options()
+        if not chosen or self.is_dry_run():
+            return
+        qos, submit = chosen[0].split("=", 1)[1], self.job.submit
+        recipe = self.current_environ.extras.get(Extras.RECIPE) or "docs/sites/"
+
+        def submit_or_explain():
+            try:
+                return submit()
+            except (SpawnedProcessError, JobSchedulerError) as exc:
+                if "qos" not in str(exc).lower():
+                    raise
+                raise JobSchedulerError(f"{exc}\n{QOS_REFUSED.format(qos=qos, recipe=recipe)}") from None
+
+        self.job.submit = submit_or_explain
 
     def node_count_reason(self):
         """Why the partition cannot give num_nodes real nodes, or None."""

@@ -25,6 +25,15 @@ for ccl each rank gets its own ``NCCL_HOSTID`` (NCCL refuses two ranks of one ho
 "Duplicate GPU detected"; with their own host hash they connect as two hosts do: over the
 network).  A partition without the map drives every NIC from GPUs 0 and 1 and says so.
 
+The job asks for every GPU of the node (the ranks' GPUs are numbered on the whole node, and
+Slurm confines a job to the GPUs it asked for: ``--gpus-per-node=2`` gives GPUs 0 and 1 and
+none of NIC 3's), and each rank's CPU binding is its GPU's entry of the partition's
+``--cpu-bind=map_cpu:``/``mask_cpu:`` list (the entry of the local rank that the per-task table
+gives that GPU): on Alps core 72 i + 1 for GPU i, on LUMI the CCD mask of the GCD.  A second
+rank on a one-core entry takes the next core of its GPU's CPU (``extras['gpu_cores']``), never
+the first rank's core nor another GPU's.  A partition whose binding names no per-GPU entry
+(Leonardo: ``--cpus-per-task=8 --cpu-bind=cores``) keeps it.
+
 The proof that the shortcut was off is NCCL's own word: with ``NCCL_DEBUG=INFO`` every channel
 connection is logged with its transport (contract.nccl_channels), and the check fails where any
 went P2P or SHM, or none went over the network at all.  UCX and MPICH print no such line by
@@ -46,8 +55,9 @@ from reframe.core.exceptions import ReframeError, SanityError
 
 from ..constants import BW, CCL, GPU_AWARE_MPI, Extras
 from ..contract import BW_PERF_POINTS, nccl_channels
+from ..site.siteconf import BIND_PREFIX
 from .base import GpucommCheck
-from .mixins import NCCL_DEBUG_FILE, NCCL_DEBUG_GLOB
+from .mixins import NCCL_DEBUG_FILE, NCCL_DEBUG_GLOB, method_env
 
 #: the most NICs a node has among the sites (one test case per index; a node with fewer
 #: skips the rest)
@@ -71,6 +81,35 @@ NET_TRANSPORT = {"ib": "NET/IB", "cxi": "NET/", "socket": "NET/Socket"}
 HOST_IDS = "gpucomm-nicpath-0,gpucomm-nicpath-1"
 #: the perf points: time per message at 8 B, goodput where the window streams
 NIC_PERF_POINTS = {k: BW_PERF_POINTS[k] for k in ("msgtime_8B", "goodput_64MiB")}
+
+
+#: the launcher's per-task CPU binding lists (srun --cpu-bind=TYPE:LIST, one entry per local rank)
+CPU_BIND_LISTS = ("map_cpu", "mask_cpu")
+
+
+def cpu_bind_list(options):
+    """(type, [entry per local rank]) of the ``--cpu-bind=map_cpu:``/``mask_cpu:`` option among
+    launcher ``options``, or None where there is none."""
+    for option in options:
+        if str(option).startswith("--cpu-bind="):
+            kind, _, values = str(option).split("=", 1)[1].partition(":")
+            if kind in CPU_BIND_LISTS and values:
+                return kind, values.split(",")
+    return None
+
+
+def mask_cores(mask):
+    """The cores of a hexadecimal CPU mask (srun's mask_cpu entry, '0x' optional)."""
+    value = int(mask, 16)
+    return [core for core in range(value.bit_length()) if value >> core & 1]
+
+
+def spare_core(entry, cores, taken):
+    """The first of ``cores`` (a GPU's CPU) after core ``entry``, then before it, that no rank
+    has ``taken``; None where every one is."""
+    ordered = sorted(cores)
+    later = [c for c in ordered if c > entry] + [c for c in ordered if c < entry]
+    return next((c for c in later if str(c) not in taken), None)
 
 
 @sn.deferrable
@@ -157,6 +196,49 @@ class NicPathBase(GpucommCheck):
         super().set_tasks()
         self.num_tasks = self.num_tasks_per_node = 2  # two ranks of one node, one GPU each
 
+    def request_gpus(self):
+        """Every GPU of the node (module docstring): the ranks' GPUs are the node's numbers."""
+        if self.gpu_method:
+            self.num_gpus_per_node = max(self.gpus_per_node(), max(self.rank_gpus()) + 1)
+
+    def gpu_table(self):
+        """The GPU of each local rank in the partition's per-task table (GPUCOMM_BIND_*_VISIBLE_
+        DEVICES of this method), else local rank i on GPU i."""
+        for var, value in method_env(self.current_partition.extras, self.method).items():
+            if var.startswith(BIND_PREFIX) and var.endswith("_VISIBLE_DEVICES"):
+                return [int(v) for v in value.split(",")]
+        return list(range(max(self.gpus_per_node(), 2)))
+
+    def rank_cpus(self):
+        """(type, [each rank's entry]): each rank's CPU binding, its GPU's entry of the
+        partition's --cpu-bind list (module docstring); None where that binding has no per-GPU
+        entry or a rank's GPU has none."""
+        found = cpu_bind_list(super().site_launcher_options())
+        if not found:
+            return None
+        kind, entries = found
+        table, cores = self.gpu_table(), self.current_partition.extras.get(Extras.GPU_CORES) or []
+        taken = []
+        for gpu in self.rank_gpus():
+            if gpu not in table or table.index(gpu) >= len(entries):
+                return None
+            entry = entries[table.index(gpu)]
+            if kind == "map_cpu" and entry in taken and gpu < len(cores):
+                spare = spare_core(int(entry), cores[gpu], taken)
+                entry = entry if spare is None else str(spare)
+            taken.append(entry)
+        return kind, taken
+
+    def site_launcher_options(self):
+        """The partition's launcher options with each rank's CPU binding (rank_cpus) in place of
+        the per-local-rank list."""
+        opts = super().site_launcher_options()
+        bound = self.rank_cpus()
+        if not bound:
+            return opts
+        option = f"--cpu-bind={bound[0]}:{','.join(bound[1])}"
+        return [option if str(o).startswith("--cpu-bind=") else o for o in opts]
+
     def bandwidth_limit(self):
         """The payload's guard: the node's network (one NIC carries at most all of it)."""
         return self.current_partition.extras.get(Extras.NETWORK_BANDWIDTH) or super().bandwidth_limit()
@@ -164,8 +246,10 @@ class NicPathBase(GpucommCheck):
     def ranks_text(self):
         gpus = self.rank_gpus()
         where = "nearest" if self.nearest_gpus() else "GPU-NIC map not configured"
+        bound = self.rank_cpus()
+        cores = f", CPU {bound[0]} {','.join(bound[1])}" if bound else ""
         return (f"2 ranks of one node through NIC {self.device or '?'}, on GPU "
-                f"{' and '.join(map(str, sorted(set(gpus))))} ({where})")
+                f"{' and '.join(map(str, sorted(set(gpus))))} ({where}){cores}")
 
     def pinned(self, method):
         """The variables that pin ``method``'s traffic to this test case's NIC."""
@@ -205,4 +289,4 @@ class NicPathBase(GpucommCheck):
         return steps
 
 
-__all__ = ["NicPathBase", "network_path_ok"]
+__all__ = ["NicPathBase", "cpu_bind_list", "mask_cores", "network_path_ok", "spare_core"]

@@ -20,6 +20,15 @@ It checks, in order, and stops at the first thing missing:
 * mpi4py imports and names its MPI library; on Cray MPICH with MPICH_GPU_SUPPORT_ENABLED=1 a
   libmpi_gtl_* must be in /proc/self/maps (linked into mpi4py, or LD_PRELOADed), else the
   first GPU-aware call aborts with "GTL library is not linked";
+* for gpu-aware-mpi on Open MPI, where the environment asks (``--mpi-cuda``: Leonardo, whose
+  Open MPI moves device buffers itself; not a local Open MPI made GPU-aware by a UCX wheel,
+  which the probe of site/gpuaware.py judges): the MPI was built with CUDA support, as its ``ompi_info``
+  says (``mpi_built_with_cuda_support``, ``opal_built_with_cuda_support`` in Open MPI 5: Open
+  MPI's documentation, "How can I tell if Open MPI was built with CUDA support?"), the
+  ``ompi_info`` beside the libmpi that mpi4py loaded, else the one on PATH;
+  ``MPIX_Query_cuda_support()`` "must be called after MPI is initialized" (its man page), which
+  the preflight never does.  Where ``ompi_info`` says nothing, ``mpi_cuda`` is null and the
+  launch goes ahead;
 * for a GPU method: cupy imports and sees a device;
 * for ccl: cupy's NCCL/RCCL binding finds the library (with the plugin module named, when the
   environment configures one);
@@ -40,11 +49,14 @@ import ctypes
 import importlib
 import json
 import os
+import re
+import shutil
+import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-from ..constants import CCL, EXIT_CAPABILITY, EXIT_OK, HOST, METHODS
+from ..constants import CCL, EXIT_CAPABILITY, EXIT_OK, GPU_AWARE_MPI, HOST, METHODS
 from ..contract import ERROR_PREFIX
 
 #: the stdout tag of the preflight's one summary line
@@ -94,6 +106,47 @@ def check_mpi(info: dict[str, Any], environ: Mapping[str, str] = os.environ,
                       f"({info['mpi']}): link the GTL into mpi4py or LD_PRELOAD it")
 
 
+#: ompi_info --parsable --all's line of Open MPI's CUDA support (4.x: mpi_built_with_cuda_support;
+#: 5.x prints it as opal_built_with_cuda_support, whose synonym that is)
+OMPI_CUDA_LINE = re.compile(r"^mca:(?:mpi|opal):base:param:(?:mpi|opal)_built_with_cuda_support:value:(\w+)",
+                            re.MULTILINE)
+
+
+def ompi_info_path(maps_path: str = "/proc/self/maps") -> str | None:
+    """The ompi_info of the Open MPI whose libmpi is loaded (its prefix's bin/), else PATH's."""
+    for lib in mapped("libmpi.so", maps_path):
+        tool = os.path.join(os.path.dirname(os.path.dirname(lib)), "bin", "ompi_info")
+        if os.access(tool, os.X_OK):
+            return tool
+    return shutil.which("ompi_info")
+
+
+def ompi_cuda_support(tool: str) -> bool | None:
+    """Whether ``tool`` (ompi_info) says its Open MPI was built with CUDA support; None where it
+    does not run or does not say."""
+    try:
+        out = subprocess.run([tool, "--parsable", "--all"], capture_output=True, text=True,
+                             timeout=120).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    found = OMPI_CUDA_LINE.search(out)
+    return None if found is None else found.group(1) == "true"
+
+
+def check_openmpi_cuda(info: dict[str, Any], methods: Sequence[str], maps_path: str = "/proc/self/maps",
+                       tool: str | None = None) -> None:
+    """gpu-aware-mpi on Open MPI: Missing where its ompi_info says it has no CUDA support
+    (``tool``: that ompi_info, else ompi_info_path's)."""
+    if GPU_AWARE_MPI not in methods or "OPEN MPI" not in str(info.get("mpi", "")).upper():
+        return
+    tool = tool or ompi_info_path(maps_path)
+    info["mpi_cuda"] = ompi_cuda_support(tool) if tool else None
+    if info["mpi_cuda"] is False:
+        raise Missing(f"{info['mpi']} was built without CUDA support ({tool} --parsable --all: "
+                      "mpi_built_with_cuda_support false), and gpu-aware-mpi hands it device "
+                      "buffers: load the CUDA-aware Open MPI module")
+
+
 def check_gpu(info: dict[str, Any]) -> None:
     try:
         cupy = importlib.import_module("cupy")
@@ -133,12 +186,16 @@ def check_net_plugin(info: dict[str, Any], library: str, plugin: str = "",
 
 
 def preflight(methods: Sequence[str], plugin: str = "", environ: Mapping[str, str] = os.environ,
-              maps_path: str = "/proc/self/maps", net_plugin: str = "") -> tuple[dict[str, Any], str | None]:
-    """({what was found}, None) or ({...}, reason): the checks above, in order."""
+              maps_path: str = "/proc/self/maps", net_plugin: str = "",
+              mpi_cuda: bool = False) -> tuple[dict[str, Any], str | None]:
+    """({what was found}, None) or ({...}, reason): the checks above, in order (``mpi_cuda``:
+    Open MPI's CUDA support)."""
     info: dict[str, Any] = {"python": sys.executable, "methods": list(methods)}
     try:
         check_gpucomm(info)
         check_mpi(info, environ, maps_path)
+        if mpi_cuda:
+            check_openmpi_cuda(info, methods, maps_path)
         if any(m != HOST for m in methods):
             check_gpu(info)
         if CCL in methods:
@@ -161,12 +218,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--plugin", default="", help="NCCL/RCCL network plugin module, for the message")
     parser.add_argument("--net-plugin", default="", metavar="LIBRARY",
                         help="NCCL/RCCL network plugin library that must load for ccl (e.g. libnccl-net.so)")
+    parser.add_argument("--mpi-cuda", action="store_true",
+                        help="for gpu-aware-mpi on Open MPI: require CUDA support (ompi_info)")
     args = parser.parse_args(argv)
     methods = [m for m in args.method.split(",") if m]
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
         parser.error(f"unknown method {', '.join(unknown)}; choose from {', '.join(METHODS)}")
-    info, reason = preflight(methods, args.plugin, net_plugin=args.net_plugin)
+    info, reason = preflight(methods, args.plugin, net_plugin=args.net_plugin, mpi_cuda=args.mpi_cuda)
     info["ok"] = reason is None
     if reason:
         info["error"] = reason

@@ -49,9 +49,16 @@ H2D, D2H, D2D = 1, 2, 3
 CAP_IPC_LOCK = 14
 #: the SM kernels' threads per block and blocks per multiprocessor
 BLOCK, BLOCKS_PER_SM = 512, 4
-#: device attributes (cudaDeviceAttr): memory clock (kHz), memory bus width (bits)
-ATTR_MEMORY_CLOCK, ATTR_BUS_WIDTH = 36, 37
+#: device attributes by name in cupy's runtime (memory clock in kHz, memory bus width in bits):
+#: cupy maps each to the platform's own value (cupy_backends/cuda/api/_runtime_enum.pxd: CUDA's
+#: cudaDevAttrMemoryClockRate = 36, cudaDevAttrGlobalMemoryBusWidth = 37; under ROCm
+#: hipDeviceAttributeMemoryClockRate / MemoryBusWidth, other numbers: "CUDA and HIP use
+#: different values!"), so the raw CUDA numbers would read other attributes on LUMI
+ATTR_MEMORY_CLOCK, ATTR_BUS_WIDTH = "cudaDevAttrMemoryClockRate", "cudaDevAttrGlobalMemoryBusWidth"
 
+#: the SM paths' kernels, one source for CUDA (NVRTC) and ROCm (hiprtc, cupy's RawModule there),
+#: with LOAD/STORE the platform's (kernel_source).  A warp is ``warpSize`` lanes: 32 on NVIDIA,
+#: 64 on CDNA's wavefronts (MI250X); nothing here assumes either.
 KERNELS = r"""
 typedef unsigned long long u64;
 extern "C" __global__ void copy16(u64 src, u64 dst, u64 n) {
@@ -63,16 +70,27 @@ extern "C" __global__ void copy16(u64 src, u64 dst, u64 n) {
 extern "C" __global__ void bidir16(u64 h_src, u64 d_dst, u64 d_src, u64 h_dst, u64 n) {
     // even warps host -> device, odd warps device -> host, in every block (nvbandwidth's split-warp
     // copy, kernels.cu splitWarpCopyKernel): both directions share every multiprocessor; 16 bytes a
-    // thread, cached in L2 only (ld.cg / st.cg), over a grid of 2n threads
+    // thread over a grid of 2n threads (a multiple of two warps: BLOCK)
+    u64 lanes = warpSize;
     u64 g = (u64)blockIdx.x * blockDim.x + threadIdx.x;
-    u64 warp = g >> 5, lane = g & 31;
+    u64 warp = g / lanes, lane = g % lanes;
     bool up = (warp & 1) == 0;
     const uint4* s = (const uint4*)(up ? h_src : d_src);
     uint4* d = (uint4*)(up ? d_dst : h_dst);
     u64 stride = ((u64)gridDim.x * blockDim.x) >> 1;
-    for (u64 i = (warp >> 1) * 32 + lane; i < n; i += stride) __stcg(d + i, __ldcg(s + i));
+    for (u64 i = (warp >> 1) * lanes + lane; i < n; i += stride) STORE(d + i, LOAD(s + i));
 }
 """
+#: CUDA: cached in L2 only (ld.cg / st.cg: the CUDA C++ Programming Guide's load and store
+#: functions using cache hints), as the references were measured
+CUDA_MEMORY_OPS = "#define LOAD(p) __ldcg(p)\n#define STORE(p, v) __stcg((p), (v))\n"
+#: HIP has none of CUDA's cache-hint load/store functions (__ldcg, __stcg, ...): plain ones
+HIP_MEMORY_OPS = "#define LOAD(p) (*(p))\n#define STORE(p, v) (*(p) = (v))\n"
+
+
+def kernel_source(hip):
+    """The SM paths' kernels for CUDA (``hip`` false) or ROCm."""
+    return (HIP_MEMORY_OPS if hip else CUDA_MEMORY_OPS) + KERNELS
 
 
 def parse_path(path):
@@ -101,9 +119,9 @@ def hbm_peak_GBps(runtime, device):
     """The device memory's peak (GB/s, both directions together) from its clock and bus width
     (double data rate), or None where the runtime does not say."""
     try:
-        clock_khz = runtime.deviceGetAttribute(ATTR_MEMORY_CLOCK, device)
-        width = runtime.deviceGetAttribute(ATTR_BUS_WIDTH, device)
-    except Exception:
+        clock_khz = runtime.deviceGetAttribute(getattr(runtime, ATTR_MEMORY_CLOCK), device)
+        width = runtime.deviceGetAttribute(getattr(runtime, ATTR_BUS_WIDTH), device)
+    except Exception:  # a runtime without the attribute's name, or that refuses it
         return None
     return 2 * clock_khz * 1e3 * width / 8 / 1e9 if clock_khz and width else None
 
@@ -241,7 +259,7 @@ class DataPaths(Operation):
             raise collective(CapabilityError(errors[0]))
         self.kernels = None
         if any(parse_path(p)[1] == "sm" for p in self.paths):
-            module = self.be.xp.RawModule(code=KERNELS)
+            module = self.be.xp.RawModule(code=kernel_source(self.be.is_hip))
             self.kernels = module.get_function("copy16"), module.get_function("bidir16")
             sms = rt.getDeviceProperties(be.device)["multiProcessorCount"]
             self.max_blocks = sms * BLOCKS_PER_SM

@@ -92,3 +92,35 @@ def test_hang_names_the_rank_that_stopped(mpirun):
     assert "rank 1: pingpong/host timed out" in run.stderr
     assert "this rank stopped answering" in run.stderr
     assert "rank 0: pingpong/host timed out" not in run.stderr or "waiting in a barrier" in run.stderr
+
+
+def test_a_default_sweep_stops_at_the_memory_share(mpirun, tmp_path):
+    """--fit-memory (a check's own sweep, no -S sizes): the sizes that cannot fit the rank's
+    memory share are left out with a note and the records' capped_at, and the run passes
+    (old: "--sizes up to ... needs ... choose smaller sizes", a FAIL of a size nobody chose)."""
+    out = tmp_path / "r.json"
+    run = mpirun(2, "alltoall", "--method", "host", "--sizes", "8,1K,1T,2T", "--iters", "10",
+                 "--fit-memory", "--json", out)
+    assert run.returncode == 0, run.stderr
+    notes = [ln for ln in run.stdout.splitlines() if "the default sweep stops at" in ln]
+    assert len(notes) == 1, run.stdout
+    assert notes[0].startswith("# host: the default sweep stops at 1KiB: 1024GiB needs 10240.00 GiB per rank, "
+                               "the node's host memory (its share) has ")
+    assert notes[0].endswith("; left out: 1024GiB, 2048GiB (sizes given explicitly must fit)")
+    doc = json.loads(out.read_text())
+    assert [r["size"] for r in doc["results"]] == [8, 1024]
+    assert {r["capped_at"] for r in doc["results"]} == {1024}
+    assert doc["meta"]["sizes_capped"] == notes[0][2:]
+
+
+def test_a_default_sweep_that_fits_is_not_marked(mpirun):
+    run = mpirun(2, "pingpong", "--method", "host", "--sizes", "8,1K", "--iters", "10", "--fit-memory")
+    assert run.returncode == 0, run.stderr
+    assert "capped_at" not in run.stdout and "default sweep stops" not in run.stdout
+
+
+def test_a_default_sweep_of_which_nothing_fits_is_an_error(mpirun):
+    """Nothing measured is never a pass: the smallest size's need, as for explicit sizes."""
+    run = mpirun(2, "pingpong", "--method", "host", "--sizes", "1T", "--fit-memory")
+    assert run.returncode == EXIT_BAD_INPUT
+    assert "needs 5120.00 GiB per rank" in one_error(run)

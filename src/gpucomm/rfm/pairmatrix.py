@@ -176,7 +176,7 @@ class PairMatrixBase(GpucommCheck):
         """[(name, base name for the reference, deferred value, unit)]: what set_perf_variables
         and set_references share; ``p2p`` ({'i-j': bool}) marks the pairs without peer access,
         ``hosts`` (by rank, a node pair matrix's) names the pairs by their nodes."""
-        n, swept, out = self.num_tasks, set(self.size_list), []
+        n, swept, out = self.num_tasks, set(self.measured_sizes()), []
         ordered = [[i, j] for i in range(n) for j in range(n) if i != j]
         unordered = [p for p in ordered if p[0] < p[1]]
         singles = self.pairs_run() == PAIRS_ALL
@@ -249,8 +249,8 @@ class PairMatrixBase(GpucommCheck):
 
     def sanity_ok(self):
         return sn.all(self.sanity_steps([
-            payload_ok(str(self.stdout), str(self.stderr), self.size_list),
-            every_case_ok(str(self.stdout), self.num_tasks, len(self.size_list), self.pairs_run())]))
+            payload_ok(str(self.stdout), str(self.stderr), self.measured_sizes()),
+            every_case_ok(str(self.stdout), self.num_tasks, len(self.measured_sizes()), self.pairs_run())]))
 
     def perf_functions(self):
         nodes = self.run_nodes()

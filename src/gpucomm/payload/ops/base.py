@@ -41,6 +41,9 @@ class Operation:
     #: None where --validate-every applies (the data checked between timed samples, then
     #: prepare re-arms the buffers: payload.soak), else why it does not
     no_soak: str | None = None
+    #: whether buffer_bytes only counts (a default sweep may then stop at the largest size that
+    #: fits: --fit-memory); False where it allocates and checks memory itself (gpu-datapaths)
+    fits_memory = True
 
     def __init__(self, ctx: Context, method: Method) -> None:
         self.ctx = ctx

@@ -112,6 +112,7 @@ class DataPaths(Operation):
     name = GPU_DATAPATHS
     min_ranks = 1
     has_cases = True
+    fits_memory = False  # buffer_bytes allocates, after its own memory check
 
     @staticmethod
     def add_arguments(parser):

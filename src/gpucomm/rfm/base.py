@@ -44,7 +44,7 @@ from ..contract import PAYLOAD_OPTIONS, PERF_POINTS, RESULTS_FILE
 from ..errors import GpucommError
 from ..sizes import parse_sizes
 from . import setvars
-from .availability import gpus_per_node, missing_mpi, selection, unavailable
+from .availability import gpus_per_node, missing_mpi, selection, unavailable, warn_unselected
 from .hooks import hook_error
 from .mixins import NCCL_DEBUG_GLOB, MultiNode, SiteOptions, site_interpreter
 from .runlock import RunLock
@@ -208,6 +208,7 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode, RunLock, W
         self.descr = self.description()
         self.tags |= self.more_tags()
         self.keep_files = [RESULTS_FILE]
+        warn_unselected(self)
 
     @run_after("setup")
     def setup_check(self):

@@ -95,6 +95,32 @@ def test_sigterm_ends_reframe_and_its_ranks_with_a_verdict(tmp_path):
             proc.kill()
 
 
+def test_kill_9_of_the_night_ends_reframe_and_its_ranks(tmp_path):
+    """`kill -9` of gpucomm nightly (cron's `timeout -s KILL`, the OOM killer), a rank hung: old,
+    reframe (its own session, parent 1) and both ranks ran on, report.json a 0-byte claim until
+    reframe ended.  Now reframe dies with its parent (SIGTERM, as a stop signal is passed on): it
+    cancels, writes its report, and its ranks end with it."""
+    night, prefix = tmp_path / "night", tmp_path / "prefix"
+    argv = [sys.executable, "-m", "gpucomm", "nightly", "--out", str(night), "-n", "^HealthCheck%operation=pingpong",
+            "-S", "sizes=8", "--prefix", str(prefix)]
+    proc = subprocess.Popen(argv, cwd=REPO, env=clean_env(GPUCOMM_TEST_HANG="1:8", **ROOT_OK),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    under = {}
+    try:
+        assert wait_for(lambda: len(payload_ranks_under(prefix)) >= 2, 120), "the payload never started"
+        under = nightly.descendants(proc.pid)
+        assert len(under) >= 3  # reframe, mpirun, the ranks
+        proc.kill()
+        proc.wait(timeout=30)
+        assert wait_for(lambda: not nightly.still_running(under), 30), nightly.still_running(under)
+        assert (night / "report.json").stat().st_size > 0  # reframe's report, not the claim
+    finally:
+        for pid in nightly.still_running(under):
+            os.kill(pid, signal.SIGKILL)
+        if proc.poll() is None:
+            proc.kill()
+
+
 def test_a_stop_signal_kills_what_outlives_the_grace(monkeypatch):
     """SIGHUP to the runner: its child ignores the SIGTERM passed on, and a grandchild in a
     session of its own (as a local job) outlives it: both are killed after the grace."""

@@ -169,6 +169,26 @@ def _kill(procs, sig=signal.SIGKILL):
             pass
 
 
+#: prctl(2)'s option: the signal a process gets when the thread that started it ends
+PR_SET_PDEATHSIG = 1
+
+
+def _dies_with(parent):
+    """reframe's preexec_fn: SIGTERM to it when ``parent`` (this process) ends, however it ends
+    (SIGKILL: cron's ``timeout -s KILL``, the OOM killer), as a stop signal would be passed on;
+    reframe then cancels its jobs and writes its report, and its local jobs' ranks end with it
+    (rfm.watch).  Linux only (elsewhere nothing: the stop signals are still passed on)."""
+    def arm():
+        try:
+            import ctypes
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+        except (OSError, AttributeError):
+            return
+        if os.getppid() != parent:  # the parent died before the prctl: nothing would tell
+            os.kill(os.getpid(), signal.SIGTERM)
+    return arm
+
+
 class ReframeRun:
     """reframe in a session of its own, its output passed through (its ERROR lines kept), and a
     stop signal to this process passed to it (see the module's docstring); ``killed`` counts
@@ -201,7 +221,7 @@ class ReframeRun:
     def run(self) -> int:
         """reframe's exit status (negative: the signal that ended it)."""
         self.proc = subprocess.Popen(self.cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     start_new_session=True)
+                                     start_new_session=True, preexec_fn=_dies_with(os.getpid()))
         copiers = [threading.Thread(target=self._copy, args=pair, daemon=True)
                    for pair in ((self.proc.stdout, sys.stdout), (self.proc.stderr, sys.stderr))]
         for thread in copiers:

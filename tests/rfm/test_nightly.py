@@ -156,3 +156,25 @@ def test_outside_the_checkout_and_a_bad_mode_are_one_clear_line(tmp_path):
     assert run.returncode == constants.EXIT_REPORT_FAIL, run.stdout[-2000:]
     assert "wrote no report to" in run.stdout and "ERROR: invalid mode: 'nosuch'" in run.stdout.splitlines()[-1]
     assert not (tmp_path / "night").exists()  # the run's empty folder is not left behind
+
+
+@pytest.mark.parametrize("gap", ["1e308", "1e6"])
+def test_a_night_gap_beyond_a_year_is_refused_before_reframe_runs(tmp_path, gap):
+    """Old: `--night-gap 1e308` ran the whole night, then "internal error: KeyError: np.int64(-1)"."""
+    run = nightly_run(tmp_path, "--night-gap", gap, "-n", "^HealthCheck")
+    assert run.returncode == constants.EXIT_BAD_INPUT, run.stdout[-2000:]
+    assert run.stdout.strip() == (f"gpucomm nightly: error: --night-gap {float(gap)}: must be at most "
+                                  f"{constants.NIGHT_GAP_MAX_H} hours (a year)")
+    assert not (tmp_path / "night").exists()
+
+
+def test_a_foreign_report_folder_is_refused_before_reframe_runs(tmp_path):
+    """Old: DIR/report/ holding the user's files failed only after the night had run."""
+    mine = tmp_path / "night" / "report" / "notes.txt"
+    mine.parent.mkdir(parents=True)
+    mine.write_text("mine")
+    run = nightly_run(tmp_path, "-n", "^HealthCheck")
+    assert run.returncode == constants.EXIT_BAD_INPUT, run.stdout[-2000:]
+    assert run.stdout.strip() == (f"gpucomm nightly: error: {tmp_path / 'night' / 'report'} holds files that "
+                                  "gpucomm report did not write (no .gpucomm-report): give a new or empty folder")
+    assert mine.read_text() == "mine" and not (tmp_path / "night" / "report.json").exists()

@@ -101,3 +101,12 @@ def test_perf_values_that_are_not_numbers_are_flagged(tmp_path, capsys, bad):
     path.write_text(json.dumps(doc))
     _, _, err = report([path, "-o", tmp_path / "r"], capsys)
     assert "not numbers" in err and key.rsplit(":", 1)[-1] in err
+
+
+def test_a_night_gap_beyond_a_year_is_one_line_exit_2(tmp_path, capsys):
+    """Old: --night-gap 1e308 (inf seconds) ended in "internal error: KeyError: np.int64(-1)"."""
+    code, _, err = report([PASSING, "-o", tmp_path / "rep", "--night-gap", "1e308"], capsys)
+    assert code == constants.EXIT_BAD_INPUT
+    assert err.strip() == (f"gpucomm report: error: --night-gap 1e+308: must be at most "
+                           f"{constants.NIGHT_GAP_MAX_H} hours (a year)")
+    assert not (tmp_path / "rep").exists()

@@ -119,6 +119,15 @@ def writable_folder(path: str) -> str | None:
     return None
 
 
+def report_folder_refused(out: str) -> str | None:
+    """Why gpucomm report could not write the night's report into OUT/report (a file there, a
+    folder of the user's own files), or None: said before reframe runs, not after the night."""
+    from .report import output_refused
+    folder = os.path.join(out, "report")
+    why = output_refused(folder)
+    return f"{folder} {why}" if why else None
+
+
 class _Stopped(BaseException):
     """A stop signal before reframe started or after it ended (while the report is written):
     not an Exception, which the report's own catch-all would take for its bug."""
@@ -314,6 +323,10 @@ def main(argv: list[str] | None = None) -> int:
         _say(f"error: {exc}")
         return EXIT_BAD_INPUT
     out = args.out or os.path.join("nightly", time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + f"-{os.getpid()}")
+    refused = report_folder_refused(out)
+    if refused:
+        _say(f"error: {refused}")
+        return EXIT_BAD_INPUT
     made = not os.path.exists(out)
     try:
         os.makedirs(out, exist_ok=True)

@@ -141,6 +141,9 @@ def test_unknown_health_method_fails_instead_of_skipping(tmp_path):
     ("service_level=-5", "-S service_level=-5: an InfiniBand service level is 0 to 15"),
     ("service_level=3", "-S service_level=3: partition local:cpu has no InfiniBand service level"),
     ("PairMatrixCheck.perf_sizes=big", "-S perf_sizes=big"),
+    # old: the default 1,000 iterations without a word (a misspelled check, not variable)
+    ("PingpongCheck.iters=5", "-S PingpongCheck.iters: no check of this run is called PingpongCheck "
+                              "(PingPongCheck?): ReFrame ignores it without a word and runs the default"),
     ("validate_every=-1", "-S validate_every=-1: must be >= 0"),
     ("validate_sizes=1:banana", "-S validate_sizes=1:banana"),
 ])

@@ -43,6 +43,13 @@ def test_a_clean_night_passes_and_a_typo_fails_naming_it(tmp_path):
     assert "-S sizez: no check has such a variable" in run.stdout
 
 
+def test_a_misspelled_check_in_S_fails_the_night_naming_it(tmp_path):
+    """Old: `-S PingpongCheck.iters=5` ran the default iterations without a word, and passed."""
+    run = nightly_run(tmp_path, "-n", "^HealthCheck%operation=pingpong", "-S", "sizes=8", "-S", "PingpongCheck.iters=5")
+    assert run.returncode == constants.EXIT_REPORT_FAIL, run.stdout[-3000:]
+    assert "-S PingpongCheck.iters: no check of this run is called PingpongCheck (PingPongCheck?)" in run.stdout
+
+
 def test_a_night_folder_that_cannot_be_made_is_exit_2(tmp_path):
     (tmp_path / "file").write_text("")
     run = nightly_run(tmp_path / "file", "-n", "NoSuchCheck")

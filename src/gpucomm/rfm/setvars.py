@@ -8,7 +8,8 @@ test has (``-S sizez=8``, a typo) is only a warning, and the run goes on with th
   ``-S`` string (typecheck.ConvertibleType's ``__rfm_cast_str__``) fails in one line naming the
   variable and what it takes, ending ReFrame with exit 2 (constants.EXIT_BAD_INPUT);
 * ``unknown_names()``: the ``-S`` names of ReFrame's command line that no loaded test has as a
-  variable; a check fails at setup naming them (GpucommCheck.check_variables).
+  variable, and ``unknown_checks()``: the ``-S CHECK.VAR`` whose CHECK is no loaded test; a
+  check fails at setup naming them (GpucommCheck.check_variables).
 """
 
 import argparse
@@ -88,8 +89,7 @@ def _test_classes():
 
 def unknown_names(argv=None):
     """The -S names (as given) that no loaded test class has as a variable: a typo ReFrame
-    only warns about.  ``TEST.VAR`` is checked against TEST where TEST is a loaded class
-    (otherwise it may name a fixture: left to ReFrame)."""
+    only warns about.  ``TEST.VAR`` is checked against TEST (a check or fixture class loaded)."""
     classes = _test_classes()
     unknown = []
     for test, var in command_line_names(argv):
@@ -101,9 +101,26 @@ def unknown_names(argv=None):
     return unknown
 
 
+def unknown_checks(argv=None):
+    """['-S TEST.VAR: why'] of the -S names whose TEST is no loaded check (`-S
+    PingpongCheck.iters=5`: ReFrame says nothing and runs the default 1,000 iterations), with
+    the nearest check's name where one is near."""
+    import difflib
+    classes = _test_classes()
+    out = []
+    for test, var in command_line_names(argv):
+        if test is not None and test not in classes:
+            near = difflib.get_close_matches(test, classes, n=1)
+            out.append(f"-S {test}.{var}: no check of this run is called {test}"
+                       + (f" ({near[0]}?)" if near else ""))
+    return out
+
+
 def check_names(argv=None):
-    """Raise ReframeError naming every unknown -S name (see unknown_names)."""
-    unknown = unknown_names(argv)
+    """Raise ReframeError naming every unknown -S name (see unknown_names, unknown_checks)."""
+    unknown, checks = unknown_names(argv), unknown_checks(argv)
+    if checks:
+        raise ReframeError("; ".join(checks) + ": ReFrame ignores it without a word and runs the default")
     if unknown:
         raise ReframeError(f"-S {', '.join(unknown)}: no check has such a variable (a typo? "
                            "ReFrame only warns and runs the default)")

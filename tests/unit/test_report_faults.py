@@ -110,3 +110,27 @@ def test_a_night_gap_beyond_a_year_is_one_line_exit_2(tmp_path, capsys):
     assert err.strip() == (f"gpucomm report: error: --night-gap 1e+308: must be at most "
                            f"{constants.NIGHT_GAP_MAX_H} hours (a year)")
     assert not (tmp_path / "rep").exists()
+
+
+@pytest.mark.parametrize("existing", [False, True])
+def test_a_full_disk_is_one_line_and_leaves_no_half_report(tmp_path, existing):
+    """Old: "internal error: OSError: [Errno 28] No space left on device", exit 1, a 0-byte
+    health.txt (or drift.csv) left.  Now one line, exit 2, nothing of the report kept (a folder
+    it made is removed; in its own earlier folder only the marker stays)."""
+    import resource
+    import subprocess
+    import sys
+    out = tmp_path / "rep"
+    if existing:
+        out.mkdir()
+        (out / OUTPUT_MARKER).write_text("")
+
+    def no_room():  # every write fails as on a full disk (EFBIG where a full disk says ENOSPC)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+    run = subprocess.run([sys.executable, "-m", "gpucomm", "report", str(PASSING), "-o", str(out), "-q",
+                          "--paper", "none"], preexec_fn=no_room, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, timeout=300)
+    assert run.returncode == constants.EXIT_BAD_INPUT, run.stderr
+    assert run.stderr.strip() == (f"gpucomm report: error: -o {out}: cannot write the report (File too large): "
+                                  "nothing of it kept")
+    assert os.listdir(out) == [OUTPUT_MARKER] if existing else not out.exists()

@@ -68,7 +68,7 @@ def _repo_path(*parts):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=PREFIX, description=__doc__.splitlines()[0],
+    p = argparse.ArgumentParser(prog=PREFIX, description=" ".join(__doc__.split("\n\n")[0].split()),
                                 epilog="Every other argument goes to reframe.")
     p.add_argument("--mode", default="health", help="ReFrame's --mode (default: health)")
     p.add_argument("--out", metavar="DIR", default=None,

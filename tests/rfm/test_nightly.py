@@ -56,7 +56,9 @@ def test_a_night_folder_that_cannot_be_made_is_exit_2(tmp_path):
     assert run.returncode == constants.EXIT_BAD_INPUT and "gpucomm nightly: error" in run.stdout
 
 
-@pytest.mark.parametrize("setting", ["iters=abc", "emulate_nodes=maybe", "budget=soon"])
+@pytest.mark.parametrize("setting", ["iters=abc", "emulate_nodes=maybe", "budget=soon",
+                                     # ReFrame's own variables: old, ReFrame's traceback
+                                     "time_limit=abc", "HealthCheck.num_tasks=x"])
 def test_a_value_of_the_wrong_type_is_one_line_exit_2(setting):
     run = reframe("-c", "checks/pingpong.py", "-l", "-S", setting)
     assert run.returncode == constants.EXIT_BAD_INPUT, run.stdout[-2000:]
@@ -185,3 +187,47 @@ def test_a_foreign_report_folder_is_refused_before_reframe_runs(tmp_path):
     assert run.stdout.strip() == (f"gpucomm nightly: error: {tmp_path / 'night' / 'report'} holds files that "
                                   "gpucomm report did not write (no .gpucomm-report): give a new or empty folder")
     assert mine.read_text() == "mine" and not (tmp_path / "night" / "report.json").exists()
+
+
+@pytest.mark.parametrize("given", [["--checkpath=checks/health.py"], ["-cchecks/health.py"], ["-c", "checks/health.py"],
+                                   ["--checkpath", "checks/health.py"]])
+def test_the_users_check_path_in_any_spelling_replaces_the_repositorys(given, monkeypatch):
+    """Old: `--checkpath=checks/health.py` (or -cFILE) added the repository's own `-c checks` to
+    the user's: 5 checks instead of 3."""
+    monkeypatch.chdir(REPO)
+    monkeypatch.delenv("RFM_CONFIG_FILES", raising=False)
+    monkeypatch.delenv("RFM_CHECK_SEARCH_PATH", raising=False)
+    cmd = nightly.reframe_command("health", "R", given)
+    assert str(REPO / "checks") not in cmd and cmd[-len(given):] == given
+    assert cmd[cmd.index("-C") + 1] == str(REPO / "config" / "settings.py")
+
+
+@pytest.mark.parametrize("given", [["--config-file=X"], ["-CX"], ["-C", "X"]])
+def test_the_users_config_in_any_spelling_replaces_the_repositorys(given, monkeypatch):
+    monkeypatch.chdir(REPO)
+    monkeypatch.delenv("RFM_CONFIG_FILES", raising=False)
+    monkeypatch.delenv("RFM_CONFIG_PATH", raising=False)
+    cmd = nightly.reframe_command("health", "R", given)
+    assert "-C" not in cmd[:-len(given)] and str(REPO / "checks") in cmd
+
+
+def test_what_reframe_said_is_the_fail_line(tmp_path):
+    """Old: "(killed, crashed, or the folder is full)" after reframe's argparse error, and a
+    quoted "ERROR: Traceback (most recent call last):" for ReFrame's own traceback."""
+    run = nightly_run(tmp_path, "--nosuchopt")
+    assert run.returncode == constants.EXIT_BAD_INPUT, run.stdout[-2000:]
+    assert run.stdout.splitlines()[-1] == ("gpucomm nightly: FAIL: reframe refused its command line (exit 2): "
+                                           "reframe: error: unrecognized arguments: --nosuchopt")
+    run = nightly_run(tmp_path, "-n", "^HealthCheck", "-S", "time_limit=abc")
+    assert run.returncode == constants.EXIT_BAD_INPUT, run.stdout[-2000:]
+    assert run.stdout.splitlines()[-1] == ("gpucomm nightly: FAIL: reframe refused its command line (exit 2): "
+                                           "gpucomm: error: -S time_limit='abc': invalid duration: abc")
+
+
+def test_a_traceback_is_quoted_by_its_exception():
+    said = ["[ERROR] ...", "ERROR: Traceback (most recent call last):", '  File "x.py", line 1, in <module>',
+            "    raise ValueError('invalid duration: abc')", "ValueError: invalid duration: abc", "Log file(s) saved"]
+    run, traceback = nightly.ReframeRun([]), False
+    for line in said:
+        traceback = run._keep_error(line, traceback)
+    assert run.errors == ["ERROR: ValueError: invalid duration: abc"]

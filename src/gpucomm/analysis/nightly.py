@@ -84,13 +84,29 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _given(extra: Sequence[str], short: str, long: str, env: Sequence[str] = ()) -> bool:
+    """Whether reframe's arguments ``extra`` give the option (``-c X``, ``-cX``, ``--checkpath
+    X``, ``--checkpath=X``) or one of the environment variables ``env`` does."""
+    return (any(a == short or a == long or a.startswith((long + "=",)) or (a.startswith(short) and len(a) > 2
+                and not a.startswith("--")) for a in extra)
+            or any(os.environ.get(v) for v in env))
+
+
+def _checks_given(extra: Sequence[str]) -> bool:
+    return _given(extra, "-c", "--checkpath", ("RFM_CHECK_SEARCH_PATH",))
+
+
+def _config_given(extra: Sequence[str]) -> bool:
+    return _given(extra, "-C", "--config-file", ("RFM_CONFIG_FILES", "RFM_CONFIG_PATH"))
+
+
 def reframe_command(mode: str, report_file: str, extra: Sequence[str]) -> list[str]:
     from .report.inputs import reframe_argv
     cmd = cast("list[str]", reframe_argv())  # None (no ReFrame): the + below raises TypeError, as it did
-    if "-C" not in extra and "--config-file" not in extra and not os.environ.get("RFM_CONFIG_FILES"):
+    if not _config_given(extra):
         config = _repo_path("config", "settings.py")
         cmd += ["-C", config] if config else []
-    if "-c" not in extra and "--checkpath" not in extra:
+    if not _checks_given(extra):
         checks = _repo_path("checks")
         cmd += ["-c", checks] if checks else []
     return cmd + ["--mode", mode, "-r", "--report-file", report_file] + list(extra)
@@ -99,11 +115,10 @@ def reframe_command(mode: str, report_file: str, extra: Sequence[str]) -> list[s
 def missing_repository(extra: Sequence[str]) -> str | None:
     """Why the repository's checks/ or config/settings.py is needed and not found (this folder
     and those above it), or None."""
-    if "-c" not in extra and "--checkpath" not in extra and not _repo_path("checks"):
+    if not _checks_given(extra) and not _repo_path("checks"):
         return (f"no checks/ folder in {os.getcwd()} or above it: run in the gpucomm checkout, "
                 "or give -c CHECKS")
-    if ("-C" not in extra and "--config-file" not in extra and not os.environ.get("RFM_CONFIG_FILES")
-            and not _repo_path("config", "settings.py")):
+    if not _config_given(extra) and not _repo_path("config", "settings.py"):
         return (f"no config/settings.py in {os.getcwd()} or above it: run in the gpucomm checkout, "
                 "or give -C CONFIG (or RFM_CONFIG_FILES)")
     return None
@@ -217,15 +232,31 @@ class ReframeRun:
             self.proc.send_signal(signal.SIGINT if signum == signal.SIGINT else signal.SIGTERM)
 
     def _copy(self, src, dst):
+        traceback = False
         for raw in iter(src.readline, b""):
-            line = _ANSI.sub("", raw.decode(errors="replace")).strip()
-            if line.startswith("ERROR:"):
-                self.errors.append(line)
+            text = _ANSI.sub("", raw.decode(errors="replace")).rstrip()
+            traceback = self._keep_error(text, traceback)
             try:
                 dst.buffer.write(raw)
                 dst.flush()
             except (OSError, ValueError):  # our output is gone: keep reading reframe's
                 pass
+
+    def _keep_error(self, text: str, traceback: bool) -> bool:
+        """Keep what reframe said was wrong: its ERROR lines, argparse's "reframe: error:" line,
+        and of a traceback its exception's line (ReFrame's "ERROR: Traceback (most recent call
+        last):" says nothing); whether a traceback's frames follow."""
+        line = text.strip()
+        if line.endswith("Traceback (most recent call last):"):
+            return True
+        if traceback:
+            if not line or text[:1].isspace():
+                return True
+            self.errors.append(f"ERROR: {line}")
+            return False
+        if line.startswith(("ERROR:", "reframe: error:", "gpucomm: error:")):
+            self.errors.append(line)
+        return False
 
     def run(self) -> int:
         """reframe's exit status (negative: the signal that ended it)."""

@@ -13,6 +13,7 @@ test has (``-S sizez=8``, a typo) is only a warning, and the run goes on with th
 """
 
 import argparse
+import os
 import shlex
 import sys
 
@@ -60,6 +61,41 @@ def real(name):
 def boolean(name):
     """The type of a bool variable ``name`` set with -S (ReFrame's typ.Bool spellings)."""
     return _typed(bool, name, _bool, f"{'/'.join(_TRUE)} or {'/'.join(_FALSE)}")
+
+
+def command_line_values(argv=None):
+    """[(test or None, variable, value)] of every -S/--setvar on ReFrame's command line."""
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("-S", "--setvar", action="append", dest="vars", default=[])
+    known, _ = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
+    out = []
+    for item in known.vars:
+        name, _, value = item.partition("=")
+        test, _, var = name.rpartition(".")
+        out.append((test or None, var, value))
+    return out
+
+
+def check_reframe_values(argv=None):
+    """ReFrame's own variables given with -S (``-S time_limit=abc``, ``-S num_tasks=x``): a value
+    their type cannot take ends the session in one line and exit 2, where ReFrame would print a
+    traceback (reframe/core/decorators.py's _setvars); called as gpucomm.rfm is imported, when
+    the check files load, before ReFrame sets the values.  Only inside reframe (its argv)."""
+    argv = sys.argv if argv is None else argv
+    if not argv or os.path.basename(argv[0]) != "reframe":
+        return
+    from reframe.core.fields import make_convertible
+    from reframe.core.pipeline import RegressionTest
+    own = RegressionTest._rfm_var_space
+    for test, var, value in command_line_values(argv[1:]):
+        if var not in own or value == "@none":
+            continue
+        try:
+            own[var]._p_field.__set__(None, make_convertible(value))
+        except (TypeError, ValueError) as exc:
+            name = f"{test}.{var}" if test else var
+            print(f"gpucomm: error: -S {name}={value!r}: {exc}", file=sys.stderr)
+            raise SystemExit(EXIT_BAD_INPUT) from None
 
 
 def command_line_names(argv=None):

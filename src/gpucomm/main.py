@@ -51,4 +51,9 @@ def main(argv=None):
             return 2
         return getattr(mod, func)(argv[1:])
     from .payload.cli import main as payload_main
+    from .payload.ops import REGISTRY as OPS
+    if argv[:1] and not argv[0].startswith("-") and argv[0] not in OPS:  # old: the operations only
+        print(f"{ERROR_PREFIX} unknown command {argv[0]!r}: choose an operation ({', '.join(OPS)}) or "
+              f"{', '.join(TOOLS)} (see gpucomm --help)", file=sys.stderr)
+        return 2
     return payload_main(argv, epilog=other_commands())

@@ -124,3 +124,29 @@ def test_a_default_sweep_of_which_nothing_fits_is_an_error(mpirun):
     run = mpirun(2, "pingpong", "--method", "host", "--sizes", "1T", "--fit-memory")
     assert run.returncode == EXIT_BAD_INPUT
     assert "needs 5120.00 GiB per rank" in one_error(run)
+
+
+@pytest.mark.parametrize("env,message", [
+    # old: accepted with the host method, which never reads them: a pass that said nothing
+    ({"GPUCOMM_GPU_AWARE_MPI": "bogus"}, "bad GPUCOMM_GPU_AWARE_MPI='bogus': expected one of none, 0, p2p, full, 1"),
+    ({"GPUCOMM_IPC_SYNC": "bogus"}, "bad GPUCOMM_IPC_SYNC='bogus': expected one of auto, stream, host"),
+])
+def test_a_methods_environment_is_checked_whatever_the_method(mpirun, env, message):
+    run = mpirun(2, "pingpong", "--method", "host", "--sizes", "8", "--iters", "10", extra_env=env)
+    assert run.returncode == EXIT_BAD_INPUT
+    assert one_error(run) == f"{ERROR_PREFIX} {message}" + ("" if "IPC" in message else " (none/0, p2p, full/1)")
+
+
+def test_a_hooks_size_takes_units(mpirun):
+    """Old: GPUCOMM_TEST_CORRUPT=1:4K said "expected RANK:SIZE"; a size is --sizes' syntax."""
+    run = mpirun(2, "pingpong", "--method", "host", "--sizes", "8,4K", "--iters", "10",
+                 extra_env={"GPUCOMM_TEST_CORRUPT": "1:4K"})
+    assert run.returncode == EXIT_VALIDATION, run.stderr
+    assert "size 4096 B" in one_error(run)
+
+
+def test_an_unknown_data_path_is_bad_input_before_the_gpu_check(mpirun):
+    """Old: `gpu-datapaths --paths nosuch` on a machine without a GPU exited 3 (capability)."""
+    run = mpirun(1, "gpu-datapaths", "--method", "staging", "--paths", "nosuch", "--sizes", "1M")
+    assert run.returncode == EXIT_BAD_INPUT
+    assert "--paths 'nosuch': choose from h2d-ce" in one_error(run)

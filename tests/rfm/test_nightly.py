@@ -231,3 +231,12 @@ def test_a_traceback_is_quoted_by_its_exception():
     for line in said:
         traceback = run._keep_error(line, traceback)
     assert run.errors == ["ERROR: ValueError: invalid duration: abc"]
+
+
+def test_an_out_that_is_a_dangling_link_is_one_line(tmp_path):
+    """Old: "cannot make DIR: File exists"."""
+    (tmp_path / "night").symlink_to(tmp_path / "gone")
+    run = nightly_run(tmp_path, "-n", "^HealthCheck")
+    assert run.returncode == constants.EXIT_BAD_INPUT, run.stdout[-2000:]
+    assert run.stdout.strip() == (f"gpucomm nightly: error: --out {tmp_path / 'night'} is a symbolic link to "
+                                  f"{tmp_path / 'gone'}, which does not exist: give a folder")

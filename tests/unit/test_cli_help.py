@@ -42,3 +42,12 @@ def test_an_analysis_commands_help_names_it_and_says_whole_sentences(command):
     assert run.stdout.startswith(f"usage: gpucomm {command} [-h]")
     description = run.stdout.split("\n\n")[1]
     assert description.rstrip().endswith("."), description
+
+
+def test_an_unknown_command_lists_every_command():
+    """Old: `gpucomm nosuch` listed the payload's operations only."""
+    run = subprocess.run([sys.executable, "-m", "gpucomm", "nosuch"], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 2 and run.stdout == ""
+    (line,) = run.stderr.splitlines()
+    assert line.startswith("gpucomm: error: unknown command 'nosuch': choose an operation (pingpong, ")
+    assert all(name in line for name in TOOLS)

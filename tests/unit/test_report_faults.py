@@ -134,3 +134,10 @@ def test_a_full_disk_is_one_line_and_leaves_no_half_report(tmp_path, existing):
     assert run.stderr.strip() == (f"gpucomm report: error: -o {out}: cannot write the report (File too large): "
                                   "nothing of it kept")
     assert os.listdir(out) == [OUTPUT_MARKER] if existing else not out.exists()
+
+
+def test_a_tolerance_that_is_no_number_is_one_line(tmp_path, capsys):
+    """Old: "could not convert string to float: 'abc'", naming no option."""
+    code, _, err = report([PASSING, "-o", tmp_path / "rep", "--tolerance", "x*=abc"], capsys)
+    assert code == constants.EXIT_BAD_INPUT
+    assert err.strip() == "gpucomm report: error: tolerance 'x*=abc' is not a fraction >= 0"

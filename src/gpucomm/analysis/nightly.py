@@ -135,8 +135,11 @@ def writable_folder(path: str) -> str | None:
 
 
 def report_folder_refused(out: str) -> str | None:
-    """Why gpucomm report could not write the night's report into OUT/report (a file there, a
-    folder of the user's own files), or None: said before reframe runs, not after the night."""
+    """Why the night cannot have ``out`` as its folder (a dangling symbolic link: old, "File
+    exists"), or why gpucomm report could not write the night's report into OUT/report (a file
+    there, a folder of the user's own files), or None: said before reframe runs, not after."""
+    if os.path.islink(out) and not os.path.exists(out):
+        return f"--out {out} is a symbolic link to {os.readlink(out)}, which does not exist: give a folder"
     from .report import output_refused
     folder = os.path.join(out, "report")
     why = output_refused(folder)

@@ -22,6 +22,7 @@ from ..errors import CapabilityError, GpucommError, PlausibilityError, Validatio
 from ..metrics import time_stats_us
 from ..sizes import size_label
 from .backend import make_backend
+from .capabilities import check_environment
 from .context import Context, locate, make_context
 from .faults import (
     CORRUPT,
@@ -201,7 +202,11 @@ def _check_request(cfg, comm, methods):
     op_cls = get_operation(cfg.op)
     for name in methods:
         get_method(name)
-    msg = op_cls.check_ranks(comm.size)
+    try:
+        check_environment()
+    except GpucommError as exc:  # the same environment on every rank
+        raise collective(exc) from None
+    msg = op_cls.check_ranks(comm.size) or op_cls.check_options(cfg.op_args or {})
     if msg:
         raise collective(GpucommError(msg))
     op_cls.check_sizes(cfg.sizes)

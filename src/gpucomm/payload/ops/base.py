@@ -58,6 +58,12 @@ class Operation:
                     f"(start it with mpirun/srun -n {cls.min_ranks})")
         return None
 
+    @classmethod
+    def check_options(cls, op_args: dict[str, Any]) -> str | None:
+        """What is wrong with the operation's own options (RunConfig.op_args), or None: bad
+        input, said before anything is set up (before what this machine can do)."""
+        return None
+
     @staticmethod
     def check_sizes(sizes: list[int]) -> None:
         """Raise a (collective) GpucommError if a size does not suit the operation."""

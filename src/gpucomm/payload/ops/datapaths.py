@@ -138,9 +138,6 @@ class DataPaths(Operation):
             raise collective(CapabilityError(f"{GPU_DATAPATHS} needs a GPU (--backend cupy)"))
         args = ctx.op_args
         paths = [p.strip() for p in (args.get("paths") or ",".join(DATAPATHS)).split(",") if p.strip()]
-        bad = [p for p in paths if p not in DATAPATHS]
-        if bad or not paths:
-            raise collective(GpucommError(f"--paths {args.get('paths')!r}: choose from {', '.join(DATAPATHS)}"))
         self.pageable = bool(args.get("pageable"))
         self.skipped = {}
         if self.pageable:
@@ -182,6 +179,13 @@ class DataPaths(Operation):
     @classmethod
     def check_ranks(cls, nranks):
         return None  # one GPU is enough; one rank per GPU of the node
+
+    @classmethod
+    def check_options(cls, op_args):
+        paths = [p.strip() for p in (op_args.get("paths") or ",".join(DATAPATHS)).split(",") if p.strip()]
+        if not paths or any(p not in DATAPATHS for p in paths):
+            return f"--paths {op_args.get('paths')!r}: choose from {', '.join(DATAPATHS)}"
+        return None
 
     @staticmethod
     def check_sizes(sizes):

@@ -141,3 +141,23 @@ def test_a_tolerance_that_is_no_number_is_one_line(tmp_path, capsys):
     code, _, err = report([PASSING, "-o", tmp_path / "rep", "--tolerance", "x*=abc"], capsys)
     assert code == constants.EXIT_BAD_INPUT
     assert err.strip() == "gpucomm report: error: tolerance 'x*=abc' is not a fraction >= 0"
+
+
+def test_records_with_no_positive_size_or_time_are_left_out_saying_so(tmp_path, capsys):
+    """Old: sizes -8 or 'abc' dropped silently, times 0, negative or NaN plotted (numpy's "divide
+    by zero" warning printed).  Now one warning naming them; the good records are plotted."""
+    case = tmp_path / "case"
+    case.mkdir()
+    recs = [{"op": "pingpong", "method": "host", "size": size, "nranks": 2, "goodput_GBps": 1.0, "validated": True,
+             "time_us": {"median": t, "p05": 1, "p95": 1, "mean": 1, "min": 1, "max": 1}}
+            for size, t in ((8, 1.0), (16, 0), (32, -1.0), (64, float("nan")), (-8, 1.0), ("abc", 1.0), (128, 2.0))]
+    results = case / "gpucomm_results.json"
+    results.write_text(json.dumps({"meta": {"op": "pingpong", "method": "host"}, "summary": {"ok": True},
+                                   "results": recs}))
+    code, _, err = report([results, "-o", tmp_path / "rep"], capsys)
+    assert code == constants.EXIT_REPORT_NO_VERDICT, err
+    assert f"gpucomm report: warning: {results}: 5 record(s) left out, not a positive number (size -8, 'abc'; " \
+           "time 0.0, -1.0, nan)" in err
+    assert "divide by zero" not in err and "RuntimeWarning" not in err
+    sweeps = (tmp_path / "rep" / "sweeps.csv").read_text().splitlines()
+    assert len(sweeps) == 3  # the header, 8 B and 128 B

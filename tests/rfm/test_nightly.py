@@ -240,3 +240,11 @@ def test_an_out_that_is_a_dangling_link_is_one_line(tmp_path):
     assert run.returncode == constants.EXIT_BAD_INPUT, run.stdout[-2000:]
     assert run.stdout.strip() == (f"gpucomm nightly: error: --out {tmp_path / 'night'} is a symbolic link to "
                                   f"{tmp_path / 'gone'}, which does not exist: give a folder")
+
+
+def test_an_empty_mode_is_refused(tmp_path):
+    """Old: `--mode ''` ran ReFrame without a mode (its default set), saying nothing (a ReFrame quirk)."""
+    run = nightly_run(tmp_path, "--mode", "")
+    assert run.returncode == constants.EXIT_BAD_INPUT, run.stdout[-2000:]
+    assert run.stdout.strip() == "gpucomm nightly: error: --mode '': give a mode (health, acceptance, paper, ...)"
+    assert not (tmp_path / "night").exists()

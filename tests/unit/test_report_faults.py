@@ -161,3 +161,14 @@ def test_records_with_no_positive_size_or_time_are_left_out_saying_so(tmp_path, 
     assert "divide by zero" not in err and "RuntimeWarning" not in err
     sweeps = (tmp_path / "rep" / "sweeps.csv").read_text().splitlines()
     assert len(sweeps) == 3  # the header, 8 B and 128 B
+
+
+def test_stored_sessions_of_a_database_that_does_not_exist_create_none(tmp_path, capsys, monkeypatch):
+    """Old: ReFrame's stored-session lookup created an empty database file at a mistyped
+    RFM_SQLITE_DB_FILE (a ReFrame quirk, docs/results.md); now the report says there is none."""
+    db = tmp_path / "typo.db"
+    monkeypatch.setenv("RFM_SQLITE_DB_FILE", str(db))
+    code, _, err = report(["--stored-sessions", "-o", tmp_path / "rep"], capsys)
+    assert code == constants.EXIT_BAD_INPUT
+    assert f"no results database at {db}: nothing stored there (a wrong RFM_SQLITE_DB_FILE?)" in err
+    assert not db.exists()

@@ -346,6 +346,9 @@ def main(argv: list[str] | None = None) -> int:
     if any(a == "--report-file" or a.startswith("--report-file=") for a in extra):
         _say("error: the report file is DIR/report.json (--out DIR), not --report-file")
         return EXIT_BAD_INPUT
+    if not args.mode.strip():  # ReFrame's --mode '' runs without a mode, saying nothing
+        _say("error: --mode '': give a mode (health, acceptance, paper, ...)")
+        return EXIT_BAD_INPUT
     missing = missing_repository(extra)
     if missing:
         _say(f"error: {missing}")

@@ -517,6 +517,9 @@ def stored_sessions(query: str = ALL_SESSIONS, db_file: str | None = None, timeo
     argv = reframe_argv()
     if argv is None:
         return [], "ReFrame is not installed (pip install reframe-hpc): its results storage cannot be read"
+    db = db_file or os.environ.get("RFM_SQLITE_DB_FILE")
+    if db and not os.path.exists(db):  # ReFrame's lookup would create an empty database there
+        return [], f"no results database at {db}: nothing stored there (a wrong RFM_SQLITE_DB_FILE?)"
     env = dict(os.environ, RFM_ENABLE_RESULTS_STORAGE="y")
     if db_file is not None:
         env["RFM_SQLITE_DB_FILE"] = os.path.abspath(db_file)

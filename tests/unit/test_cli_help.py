@@ -49,5 +49,5 @@ def test_an_unknown_command_lists_every_command():
     run = subprocess.run([sys.executable, "-m", "gpucomm", "nosuch"], capture_output=True, text=True, timeout=60)
     assert run.returncode == 2 and run.stdout == ""
     (line,) = run.stderr.splitlines()
-    assert line.startswith("gpucomm: error: unknown command 'nosuch': choose an operation (pingpong, ")
+    assert line.startswith("gpucomm: error: invalid choice: 'nosuch': choose an operation (pingpong, ")
     assert all(name in line for name in TOOLS)

@@ -234,6 +234,9 @@ EXIT_ACCEPTANCE_NOT_JUDGED = 12
 #: under it have to end (its jobs' ranks watch it: rfm.watch) before they are killed
 NIGHTLY_STOP_GRACE_S = 20
 NIGHTLY_ORPHAN_GRACE_S = 5
+#: the largest --night-gap (hours): a year; a longer one makes no night (1e308 h overflowed the
+#: seconds it is compared in and ended the report in an internal error, after the night had run)
+NIGHT_GAP_MAX_H = 24 * 366
 
 #: the environment of every run on a shared GPU node: no NVLink multicast for NCCL, PyTorch
 #: or NVSHMEM

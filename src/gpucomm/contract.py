@@ -49,6 +49,9 @@ TIMED_LOOP, TIMED_LOOP_NOTE = "timed_loop", "timed_loop_note"
 #: a soak's record fields (--validate-every N, payload.soak): N, the samples checked, and those
 #: whose received data was wrong (nccl-tests' ``#wrong`` counts elements, this samples)
 VALIDATE_EVERY, CHECKED, WRONG = "validate_every", "checked", "wrong"
+#: a default sweep stopped by memory (--fit-memory): every record of the method carries the
+#: largest size its rank's memory share allowed, and the meta the sentence that says why
+CAPPED_AT, SIZES_CAPPED = "capped_at", "sizes_capped"
 
 
 #: terminal control sequences another rank's process may write into the shared output without
@@ -276,6 +279,10 @@ PAYLOAD_OPTIONS = (
                   kind="methods", required=True, metavar="METHOD[,METHOD...]"),
     PayloadOption("--sizes", "message sizes: SIZE or MIN:MAX[:FACTOR], comma-separated; binary units K, M, G "
                   "(default 1:1G)", default="1:1G"),
+    PayloadOption("--fit-memory", "the sizes are a default sweep, not the user's: stop it at the largest size "
+                  "the rank's memory share (its cgroup's, its GPU's) allows, saying so (a note, the records' "
+                  f"'{CAPPED_AT}'), instead of failing; sizes given explicitly that cannot fit stay an error",
+                  action="store_true"),
     PayloadOption("--iters", "timed iterations per size (default: 1000 up to 64 KiB, 200 up to 1 MiB, "
                   "50 up to 64 MiB, 20 above)", kind="count", variable="iters", var_type="integer", unset=0),
     PayloadOption("--warmup", "untimed iterations per size (default: a tenth of --iters, at least 2)",

@@ -50,5 +50,9 @@ def main(argv=None):
             print(f"{ERROR_PREFIX} 'gpucomm {argv[0]}' needs {exc.name}{hint}", file=sys.stderr)
             return 2
         return getattr(mod, func)(argv[1:])
-    from .payload.cli import main as payload_main
+    from .payload.cli import _early_error, main as payload_main
+    from .payload.ops import REGISTRY as OPS
+    if argv[:1] and not argv[0].startswith("-") and argv[0] not in OPS:  # old: the operations only
+        return _early_error(f"invalid choice: {argv[0]!r}: choose an operation ({', '.join(OPS)}) or "
+                            f"{', '.join(TOOLS)} (see gpucomm --help)")
     return payload_main(argv, epilog=other_commands())

@@ -92,3 +92,61 @@ def test_hang_names_the_rank_that_stopped(mpirun):
     assert "rank 1: pingpong/host timed out" in run.stderr
     assert "this rank stopped answering" in run.stderr
     assert "rank 0: pingpong/host timed out" not in run.stderr or "waiting in a barrier" in run.stderr
+
+
+def test_a_default_sweep_stops_at_the_memory_share(mpirun, tmp_path):
+    """--fit-memory (a check's own sweep, no -S sizes): the sizes that cannot fit the rank's
+    memory share are left out with a note and the records' capped_at, and the run passes
+    (old: "--sizes up to ... needs ... choose smaller sizes", a FAIL of a size nobody chose)."""
+    out = tmp_path / "r.json"
+    run = mpirun(2, "alltoall", "--method", "host", "--sizes", "8,1K,1T,2T", "--iters", "10",
+                 "--fit-memory", "--json", out)
+    assert run.returncode == 0, run.stderr
+    notes = [ln for ln in run.stdout.splitlines() if "the default sweep stops at" in ln]
+    assert len(notes) == 1, run.stdout
+    assert notes[0].startswith("# host: the default sweep stops at 1KiB: 1024GiB needs 10240.00 GiB per rank, "
+                               "the node's host memory (its share) has ")
+    assert notes[0].endswith("; left out: 1024GiB, 2048GiB (sizes given explicitly must fit)")
+    doc = json.loads(out.read_text())
+    assert [r["size"] for r in doc["results"]] == [8, 1024]
+    assert {r["capped_at"] for r in doc["results"]} == {1024}
+    assert doc["meta"]["sizes_capped"] == notes[0][2:]
+
+
+def test_a_default_sweep_that_fits_is_not_marked(mpirun):
+    run = mpirun(2, "pingpong", "--method", "host", "--sizes", "8,1K", "--iters", "10", "--fit-memory")
+    assert run.returncode == 0, run.stderr
+    assert "capped_at" not in run.stdout and "default sweep stops" not in run.stdout
+
+
+def test_a_default_sweep_of_which_nothing_fits_is_an_error(mpirun):
+    """Nothing measured is never a pass: the smallest size's need, as for explicit sizes."""
+    run = mpirun(2, "pingpong", "--method", "host", "--sizes", "1T", "--fit-memory")
+    assert run.returncode == EXIT_BAD_INPUT
+    assert "needs 5120.00 GiB per rank" in one_error(run)
+
+
+@pytest.mark.parametrize("env,message", [
+    # old: accepted with the host method, which never reads them: a pass that said nothing
+    ({"GPUCOMM_GPU_AWARE_MPI": "bogus"}, "bad GPUCOMM_GPU_AWARE_MPI='bogus': expected one of none, 0, p2p, full, 1"),
+    ({"GPUCOMM_IPC_SYNC": "bogus"}, "bad GPUCOMM_IPC_SYNC='bogus': expected one of auto, stream, host"),
+])
+def test_a_methods_environment_is_checked_whatever_the_method(mpirun, env, message):
+    run = mpirun(2, "pingpong", "--method", "host", "--sizes", "8", "--iters", "10", extra_env=env)
+    assert run.returncode == EXIT_BAD_INPUT
+    assert one_error(run) == f"{ERROR_PREFIX} {message}" + ("" if "IPC" in message else " (none/0, p2p, full/1)")
+
+
+def test_a_hooks_size_takes_units(mpirun):
+    """Old: GPUCOMM_TEST_CORRUPT=1:4K said "expected RANK:SIZE"; a size is --sizes' syntax."""
+    run = mpirun(2, "pingpong", "--method", "host", "--sizes", "8,4K", "--iters", "10",
+                 extra_env={"GPUCOMM_TEST_CORRUPT": "1:4K"})
+    assert run.returncode == EXIT_VALIDATION, run.stderr
+    assert "size 4096 B" in one_error(run)
+
+
+def test_an_unknown_data_path_is_bad_input_before_the_gpu_check(mpirun):
+    """Old: `gpu-datapaths --paths nosuch` on a machine without a GPU exited 3 (capability)."""
+    run = mpirun(1, "gpu-datapaths", "--method", "staging", "--paths", "nosuch", "--sizes", "1M")
+    assert run.returncode == EXIT_BAD_INPUT
+    assert "--paths 'nosuch': choose from h2d-ce" in one_error(run)

@@ -141,6 +141,9 @@ def test_unknown_health_method_fails_instead_of_skipping(tmp_path):
     ("service_level=-5", "-S service_level=-5: an InfiniBand service level is 0 to 15"),
     ("service_level=3", "-S service_level=3: partition local:cpu has no InfiniBand service level"),
     ("PairMatrixCheck.perf_sizes=big", "-S perf_sizes=big"),
+    # old: the default 1,000 iterations without a word (a misspelled check, not variable)
+    ("PingpongCheck.iters=5", "-S PingpongCheck.iters: no check of this run is called PingpongCheck "
+                              "(PingPongCheck?): ReFrame ignores it without a word and runs the default"),
     ("validate_every=-1", "-S validate_every=-1: must be >= 0"),
     ("validate_sizes=1:banana", "-S validate_sizes=1:banana"),
 ])
@@ -220,3 +223,19 @@ def test_description_and_maintainers_say_what_runs(tmp_path):
     assert cases["PingPongCheck"]["descr"].startswith("pingpong with host (2 ranks)")
     from gpucomm.rfm.base import contact
     assert "@" in contact() and cases["PingPongCheck"]["maintainers"] == [contact()]
+
+
+def test_a_named_check_that_runs_on_no_partition_says_so(tmp_path):
+    """Old: `reframe -c checks/ -n NodeStateCheck -r` (or NicPathCheck) on a CPU node: "PASSED
+    0/0", exit 0, not a word of why.  Now one warning per named check, naming what its partition
+    lacks; a check named and run (PingPongCheck's host variant) and one not named say nothing."""
+    run = reframe("-c", "checks/", "-n", "NodeStateCheck", "-n", "NicPathCheck", "-n", "^PingPongCheck", "-l",
+                  "--prefix", tmp_path)
+    assert run.returncode == 0, run.stdout[-3000:]
+    said = [ln for ln in run.stdout.splitlines() if "runs on no partition" in ln]
+    assert len(said) == 2, run.stdout[-3000:]
+    for name in ("NodeStateCheck", "NicPathCheck"):
+        assert any(f"names {name}, which runs on no partition of this system (it needs +gpucomm +gpu: "
+                   "local:cpu lacks +gpu): no test case of it runs" in ln for ln in said), said
+    quiet = reframe("-c", "checks/", "-l", "--prefix", tmp_path)
+    assert "runs on no partition" not in quiet.stdout

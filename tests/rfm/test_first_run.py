@@ -646,6 +646,10 @@ def acceptance_runs(tmp_path_factory):
     runs = {("step1", "alps"): _as_dry_run(per_node, "alps"), ("network", "alps"): _as_dry_run(network, "alps")}
     for system in SYSTEMS:
         runs["pairs", system] = _as_dry_run(pairs, system)
+    # step 2's pair matrix without its node count (-S PairMatrixCheck.num_nodes=4 left out)
+    uncounted = _as_dry_run(pairs, "alps")
+    at = uncounted.index("PairMatrixCheck.num_nodes=4")
+    runs["pairs-uncounted", "alps"] = uncounted[:at - 1] + uncounted[at + 1:]
     return dry_runs(runs, tmp_path_factory, clean_env(SBATCH_ACCOUNT=ACCOUNT, GPUCOMM_PYTHON=VENV_PYTHON, **STANDIN))
 
 
@@ -698,6 +702,18 @@ def test_pair_matrix_across_the_batch_has_n_node_jobs_only(acceptance_runs, syst
     --nodelist=...`), and `-S nodelist=...` put the 4-node list on the 2- and 8-node jobs.  Step 2's
     pair matrix as written: N-node jobs only, each on exactly the batch's nodes, one rank each."""
     ran = [c for c in acceptance_runs["pairs", system] if c["result"] == "pass"]
+    assert ran and {c["name"].split()[0] for c in ran} == {"PairMatrixCheck"}
+    for case in ran:
+        lines = job_script(case).splitlines()
+        assert case["num_nodes"] == 4 and "#SBATCH --nodes=4" in lines, case["display_name"]
+        assert _nodes("\n".join(lines)) == ["nid[001-004]"] and "#SBATCH --ntasks-per-node=1" in lines
+
+
+def test_pair_matrix_given_its_nodes_without_their_count(acceptance_runs):
+    """Old: step 2 without `-S PairMatrixCheck.num_nodes=4` was "PASSED 0/0": the 1-node matrix
+    ignored its node list and acceptance-network's --filter-expr (num_nodes > 1) dropped it.  Now
+    the list gives the count: the same 4-node jobs, on exactly the batch's nodes."""
+    ran = [c for c in acceptance_runs["pairs-uncounted", "alps"] if c["result"] == "pass"]
     assert ran and {c["name"].split()[0] for c in ran} == {"PairMatrixCheck"}
     for case in ran:
         lines = job_script(case).splitlines()

@@ -43,3 +43,30 @@ def test_sweep_rejects_unknown_methods(tmp_path):
     run = reframe("-c", "checks/health.py", "-r", "-S", "methods=host,warp", "--prefix", tmp_path,
                   env=clean_env(OMPI_ALLOW_RUN_AS_ROOT=1, OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1))
     assert "unknown warp" in run.stdout
+
+
+def test_a_sweep_method_stopped_by_memory_passes_its_sizes_up_to_the_cap(tmp_path):
+    """The health sweep runs methods of different memories in one launch: a method whose
+    default sweep the payload stopped (its records' capped_at) is validated up to its cap, the
+    others to the end; without the cap the size missing is a failure, as before."""
+    import pytest
+    import reframe.utility.sanity as sn
+    from reframe.core.exceptions import SanityError
+
+    from gpucomm.contract import done_line, result_line
+    from gpucomm.rfm.sanity import memory_cap, sweep_ok
+
+    def rec(method, size, cap=None):
+        return result_line({"op": "pingpong", "method": method, "size": size, "validated": True,
+                            "time_us": {"median": 1.0}, **({"capped_at": cap} if cap else {})})
+    sizes = [8, 1 << 20, 64 << 20]
+    lines = [rec("host", s) for s in sizes] + [rec("staging", s, 1 << 20) for s in sizes[:2]]
+    done = done_line({"ok": True, "method": "host,staging", "methods": {"host": "ok", "staging": "ok"}})
+    out, err = tmp_path / "rfm_job.out", tmp_path / "rfm_job.err"
+    out.write_text("\n".join(lines + [done]) + "\n")
+    err.write_text("")
+    assert sn.evaluate(sweep_ok(str(out), str(err), ["host", "staging"], sizes))
+    assert memory_cap(str(out), "staging") == 1 << 20 and memory_cap(str(out), "host") is None
+    out.write_text("\n".join(lines[:-2] + [rec("staging", 8), rec("staging", 1 << 20), done]) + "\n")
+    with pytest.raises(SanityError, match="not validated: staging 64MiB"):
+        sn.evaluate(sweep_ok(str(out), str(err), ["host", "staging"], sizes))

@@ -74,3 +74,54 @@ def test_killed_rank_fails_the_check(tmp_path):
     assert run.returncode != 0
     (case,) = report_cases(report)
     assert case["result"] == "fail" and "payload did not finish" in case["fail_reason"]
+
+
+BIG_SWEEP = '''
+import reframe as rfm
+
+from gpucomm.rfm import GpucommCheck
+
+
+@rfm.simple_test
+class BigSweepCheck(GpucommCheck):
+    op = "alltoall"
+    method = "host"
+    sizes = "8,1M,1T"
+    iters = 10
+'''
+
+
+def _big_sweep(tmp_path, *args):
+    check = tmp_path / "big_sweep.py"
+    check.write_text(BIG_SWEEP)
+    report = tmp_path / "report.json"
+    run = reframe("-c", check, "-r", *args, "--prefix", tmp_path / "out", "--report-file", report,
+                  env=clean_env(OMPI_ALLOW_RUN_AS_ROOT=1, OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1))
+    (case,) = report_cases(report)
+    return run, case
+
+
+def test_a_default_sweep_stops_where_memory_ends(tmp_path):
+    """A check's own sweep (no -S sizes) that the rank's memory share cannot hold to its end
+    stops at the largest size that fits and PASSES, naming the sizes left out (the README's
+    main job on a 23 GB machine failed AllToAllCheck at 1 GiB: a size nobody chose)."""
+    run, case = _big_sweep(tmp_path)
+    assert run.returncode == 0, run.stdout[-4000:]
+    assert case["result"] == "pass", case["fail_reason"]
+    perf = case["perfvalues"]
+    assert any(k.endswith(":latency_8B") for k in perf) and any(k.endswith(":goodput_1MiB") for k in perf)
+    kept = json.load(open(os.path.join(case["outputdir"], "gpucomm_results.json")))
+    assert [r["size"] for r in kept["results"]] == [8, 1 << 20]
+    assert {r["capped_at"] for r in kept["results"]} == {1 << 20}
+    assert "the default sweep stops at 1MiB" in kept["meta"]["sizes_capped"]
+    out = open(os.path.join(case["outputdir"], "rfm_job.out")).read()
+    assert "# host: the default sweep stops at 1MiB: 1024GiB needs" in out
+
+
+def test_sizes_given_with_S_must_fit(tmp_path):
+    """-S CHECK.sizes=...: the user's choice; a size that cannot fit stays a FAIL saying so."""
+    run, case = _big_sweep(tmp_path, "-S", "BigSweepCheck.sizes=8,1T")
+    assert run.returncode != 0
+    assert case["result"] == "fail" and case["fail_phase"] == "sanity"
+    assert "--sizes up to 1099511627776 B needs" in case["fail_reason"]
+    assert "choose smaller sizes" in case["fail_reason"]

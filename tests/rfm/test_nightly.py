@@ -43,13 +43,22 @@ def test_a_clean_night_passes_and_a_typo_fails_naming_it(tmp_path):
     assert "-S sizez: no check has such a variable" in run.stdout
 
 
+def test_a_misspelled_check_in_S_fails_the_night_naming_it(tmp_path):
+    """Old: `-S PingpongCheck.iters=5` ran the default iterations without a word, and passed."""
+    run = nightly_run(tmp_path, "-n", "^HealthCheck%operation=pingpong", "-S", "sizes=8", "-S", "PingpongCheck.iters=5")
+    assert run.returncode == constants.EXIT_REPORT_FAIL, run.stdout[-3000:]
+    assert "-S PingpongCheck.iters: no check of this run is called PingpongCheck (PingPongCheck?)" in run.stdout
+
+
 def test_a_night_folder_that_cannot_be_made_is_exit_2(tmp_path):
     (tmp_path / "file").write_text("")
     run = nightly_run(tmp_path / "file", "-n", "NoSuchCheck")
     assert run.returncode == constants.EXIT_BAD_INPUT and "gpucomm nightly: error" in run.stdout
 
 
-@pytest.mark.parametrize("setting", ["iters=abc", "emulate_nodes=maybe", "budget=soon"])
+@pytest.mark.parametrize("setting", ["iters=abc", "emulate_nodes=maybe", "budget=soon",
+                                     # ReFrame's own variables: old, ReFrame's traceback
+                                     "time_limit=abc", "HealthCheck.num_tasks=x"])
 def test_a_value_of_the_wrong_type_is_one_line_exit_2(setting):
     run = reframe("-c", "checks/pingpong.py", "-l", "-S", setting)
     assert run.returncode == constants.EXIT_BAD_INPUT, run.stdout[-2000:]
@@ -90,6 +99,32 @@ def test_sigterm_ends_reframe_and_its_ranks_with_a_verdict(tmp_path):
         assert wait_for(lambda: not payload_ranks_under(prefix), 10), payload_ranks_under(prefix)
     finally:
         for pid in payload_ranks_under(prefix):
+            os.kill(pid, signal.SIGKILL)
+        if proc.poll() is None:
+            proc.kill()
+
+
+def test_kill_9_of_the_night_ends_reframe_and_its_ranks(tmp_path):
+    """`kill -9` of gpucomm nightly (cron's `timeout -s KILL`, the OOM killer), a rank hung: old,
+    reframe (its own session, parent 1) and both ranks ran on, report.json a 0-byte claim until
+    reframe ended.  Now reframe dies with its parent (SIGTERM, as a stop signal is passed on): it
+    cancels, writes its report, and its ranks end with it."""
+    night, prefix = tmp_path / "night", tmp_path / "prefix"
+    argv = [sys.executable, "-m", "gpucomm", "nightly", "--out", str(night), "-n", "^HealthCheck%operation=pingpong",
+            "-S", "sizes=8", "--prefix", str(prefix)]
+    proc = subprocess.Popen(argv, cwd=REPO, env=clean_env(GPUCOMM_TEST_HANG="1:8", **ROOT_OK),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    under = {}
+    try:
+        assert wait_for(lambda: len(payload_ranks_under(prefix)) >= 2, 120), "the payload never started"
+        under = nightly.descendants(proc.pid)
+        assert len(under) >= 3  # reframe, mpirun, the ranks
+        proc.kill()
+        proc.wait(timeout=30)
+        assert wait_for(lambda: not nightly.still_running(under), 30), nightly.still_running(under)
+        assert (night / "report.json").stat().st_size > 0  # reframe's report, not the claim
+    finally:
+        for pid in nightly.still_running(under):
             os.kill(pid, signal.SIGKILL)
         if proc.poll() is None:
             proc.kill()
@@ -152,3 +187,86 @@ def test_nights_in_a_row_build_a_history_and_the_last_is_judged_against_it(tmp_p
     judged, of = (int(w) for w in line.split(" judged against")[0].split(", ")[-1].split(" of "))
     assert of > 0 and judged >= 1, line  # a variable too noisy to see 50 % here is "blind", not judged
     assert "have 4 healthy nights of history" in outs[-2] or "1 more needed" in outs[-2], outs[-2][-2000:]
+
+
+@pytest.mark.parametrize("gap", ["1e308", "1e6"])
+def test_a_night_gap_beyond_a_year_is_refused_before_reframe_runs(tmp_path, gap):
+    """Old: `--night-gap 1e308` ran the whole night, then "internal error: KeyError: np.int64(-1)"."""
+    run = nightly_run(tmp_path, "--night-gap", gap, "-n", "^HealthCheck")
+    assert run.returncode == constants.EXIT_BAD_INPUT, run.stdout[-2000:]
+    assert run.stdout.strip() == (f"gpucomm nightly: error: --night-gap {float(gap)}: must be at most "
+                                  f"{constants.NIGHT_GAP_MAX_H} hours (a year)")
+    assert not (tmp_path / "night").exists()
+
+
+def test_a_foreign_report_folder_is_refused_before_reframe_runs(tmp_path):
+    """Old: DIR/report/ holding the user's files failed only after the night had run."""
+    mine = tmp_path / "night" / "report" / "notes.txt"
+    mine.parent.mkdir(parents=True)
+    mine.write_text("mine")
+    run = nightly_run(tmp_path, "-n", "^HealthCheck")
+    assert run.returncode == constants.EXIT_BAD_INPUT, run.stdout[-2000:]
+    assert run.stdout.strip() == (f"gpucomm nightly: error: {tmp_path / 'night' / 'report'} holds files that "
+                                  "gpucomm report did not write (no .gpucomm-report): give a new or empty folder")
+    assert mine.read_text() == "mine" and not (tmp_path / "night" / "report.json").exists()
+
+
+@pytest.mark.parametrize("given", [["--checkpath=checks/health.py"], ["-cchecks/health.py"], ["-c", "checks/health.py"],
+                                   ["--checkpath", "checks/health.py"]])
+def test_the_users_check_path_in_any_spelling_replaces_the_repositorys(given, monkeypatch):
+    """Old: `--checkpath=checks/health.py` (or -cFILE) added the repository's own `-c checks` to
+    the user's: 5 checks instead of 3."""
+    monkeypatch.chdir(REPO)
+    monkeypatch.delenv("RFM_CONFIG_FILES", raising=False)
+    monkeypatch.delenv("RFM_CHECK_SEARCH_PATH", raising=False)
+    cmd = nightly.reframe_command("health", "R", given)
+    assert str(REPO / "checks") not in cmd and cmd[-len(given):] == given
+    assert cmd[cmd.index("-C") + 1] == str(REPO / "config" / "settings.py")
+
+
+@pytest.mark.parametrize("given", [["--config-file=X"], ["-CX"], ["-C", "X"]])
+def test_the_users_config_in_any_spelling_replaces_the_repositorys(given, monkeypatch):
+    monkeypatch.chdir(REPO)
+    monkeypatch.delenv("RFM_CONFIG_FILES", raising=False)
+    monkeypatch.delenv("RFM_CONFIG_PATH", raising=False)
+    cmd = nightly.reframe_command("health", "R", given)
+    assert "-C" not in cmd[:-len(given)] and str(REPO / "checks") in cmd
+
+
+def test_what_reframe_said_is_the_fail_line(tmp_path):
+    """Old: "(killed, crashed, or the folder is full)" after reframe's argparse error, and a
+    quoted "ERROR: Traceback (most recent call last):" for ReFrame's own traceback."""
+    run = nightly_run(tmp_path, "--nosuchopt")
+    assert run.returncode == constants.EXIT_BAD_INPUT, run.stdout[-2000:]
+    assert run.stdout.splitlines()[-1] == ("gpucomm nightly: FAIL: reframe refused its command line (exit 2): "
+                                           "reframe: error: unrecognized arguments: --nosuchopt")
+    run = nightly_run(tmp_path, "-n", "^HealthCheck", "-S", "time_limit=abc")
+    assert run.returncode == constants.EXIT_BAD_INPUT, run.stdout[-2000:]
+    assert run.stdout.splitlines()[-1] == ("gpucomm nightly: FAIL: reframe refused its command line (exit 2): "
+                                           "gpucomm: error: -S time_limit='abc': invalid duration: abc")
+
+
+def test_a_traceback_is_quoted_by_its_exception():
+    said = ["[ERROR] ...", "ERROR: Traceback (most recent call last):", '  File "x.py", line 1, in <module>',
+            "    raise ValueError('invalid duration: abc')", "ValueError: invalid duration: abc", "Log file(s) saved"]
+    run, traceback = nightly.ReframeRun([]), False
+    for line in said:
+        traceback = run._keep_error(line, traceback)
+    assert run.errors == ["ERROR: ValueError: invalid duration: abc"]
+
+
+def test_an_out_that_is_a_dangling_link_is_one_line(tmp_path):
+    """Old: "cannot make DIR: File exists"."""
+    (tmp_path / "night").symlink_to(tmp_path / "gone")
+    run = nightly_run(tmp_path, "-n", "^HealthCheck")
+    assert run.returncode == constants.EXIT_BAD_INPUT, run.stdout[-2000:]
+    assert run.stdout.strip() == (f"gpucomm nightly: error: --out {tmp_path / 'night'} is a symbolic link to "
+                                  f"{tmp_path / 'gone'}, which does not exist: give a folder")
+
+
+def test_an_empty_mode_is_refused(tmp_path):
+    """Old: `--mode ''` ran ReFrame without a mode (its default set), saying nothing (a ReFrame quirk)."""
+    run = nightly_run(tmp_path, "--mode", "")
+    assert run.returncode == constants.EXIT_BAD_INPUT, run.stdout[-2000:]
+    assert run.stdout.strip() == "gpucomm nightly: error: --mode '': give a mode (health, acceptance, paper, ...)"
+    assert not (tmp_path / "night").exists()

@@ -286,7 +286,7 @@ def expected_script(site, case, p=None, placement=(), limit=None, time="0:10:0",
     cmd += ["--timeout", watchdog_s(case)]
     if gpu:
         cmd += ["--max-bandwidth", str(limit or guard(site, case["op"]))]
-    lines.append(" ".join(cmd))
+    lines.append(" ".join(cmd + ["--fit-memory"]))  # the check's own sizes: a default sweep
     return lines
 
 
@@ -560,4 +560,4 @@ def test_modes(tmp_path_factory, mode, args):
                if c["name"].split()[0] == "PingPongCheck" and c["method"] == "ccl"]
     srun = job_script(case).splitlines()[-1]
     assert srun.endswith(f"gpucomm pingpong --method ccl {args} --timeout {watchdog_s(case)} "
-                         "--max-bandwidth 150"), srun
+                         "--max-bandwidth 150 --fit-memory"), srun

@@ -30,3 +30,24 @@ def test_compute_node_commands_import_numpy_without_a_blas_thread_pool(monkeypat
     assert main(["report"]) == "[]"
     assert os.environ == {}
     capsys.readouterr()
+
+
+@pytest.mark.parametrize("command", ["nightly", "tolerances", "report"])
+def test_an_analysis_commands_help_names_it_and_says_whole_sentences(command):
+    """Old: tolerances' usage named the program "gpucomm", and the descriptions of tolerances
+    and nightly stopped mid-sentence ("the spread of every perf", "and the report's")."""
+    run = subprocess.run([sys.executable, "-m", "gpucomm", command, "--help"], capture_output=True, text=True,
+                         timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith(f"usage: gpucomm {command} [-h]")
+    description = run.stdout.split("\n\n")[1]
+    assert description.rstrip().endswith("."), description
+
+
+def test_an_unknown_command_lists_every_command():
+    """Old: `gpucomm nosuch` listed the payload's operations only."""
+    run = subprocess.run([sys.executable, "-m", "gpucomm", "nosuch"], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 2 and run.stdout == ""
+    (line,) = run.stderr.splitlines()
+    assert line.startswith("gpucomm: error: invalid choice: 'nosuch': choose an operation (pingpong, ")
+    assert all(name in line for name in TOOLS)

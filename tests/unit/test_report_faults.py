@@ -101,3 +101,74 @@ def test_perf_values_that_are_not_numbers_are_flagged(tmp_path, capsys, bad):
     path.write_text(json.dumps(doc))
     _, _, err = report([path, "-o", tmp_path / "r"], capsys)
     assert "not numbers" in err and key.rsplit(":", 1)[-1] in err
+
+
+def test_a_night_gap_beyond_a_year_is_one_line_exit_2(tmp_path, capsys):
+    """Old: --night-gap 1e308 (inf seconds) ended in "internal error: KeyError: np.int64(-1)"."""
+    code, _, err = report([PASSING, "-o", tmp_path / "rep", "--night-gap", "1e308"], capsys)
+    assert code == constants.EXIT_BAD_INPUT
+    assert err.strip() == (f"gpucomm report: error: --night-gap 1e+308: must be at most "
+                           f"{constants.NIGHT_GAP_MAX_H} hours (a year)")
+    assert not (tmp_path / "rep").exists()
+
+
+@pytest.mark.parametrize("existing", [False, True])
+def test_a_full_disk_is_one_line_and_leaves_no_half_report(tmp_path, existing):
+    """Old: "internal error: OSError: [Errno 28] No space left on device", exit 1, a 0-byte
+    health.txt (or drift.csv) left.  Now one line, exit 2, nothing of the report kept (a folder
+    it made is removed; in its own earlier folder only the marker stays)."""
+    import resource
+    import subprocess
+    import sys
+    out = tmp_path / "rep"
+    if existing:
+        out.mkdir()
+        (out / OUTPUT_MARKER).write_text("")
+
+    def no_room():  # every write fails as on a full disk (EFBIG where a full disk says ENOSPC)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+    run = subprocess.run([sys.executable, "-m", "gpucomm", "report", str(PASSING), "-o", str(out), "-q",
+                          "--paper", "none"], preexec_fn=no_room, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, timeout=300)
+    assert run.returncode == constants.EXIT_BAD_INPUT, run.stderr
+    assert run.stderr.strip() == (f"gpucomm report: error: -o {out}: cannot write the report (File too large): "
+                                  "nothing of it kept")
+    assert os.listdir(out) == [OUTPUT_MARKER] if existing else not out.exists()
+
+
+def test_a_tolerance_that_is_no_number_is_one_line(tmp_path, capsys):
+    """Old: "could not convert string to float: 'abc'", naming no option."""
+    code, _, err = report([PASSING, "-o", tmp_path / "rep", "--tolerance", "x*=abc"], capsys)
+    assert code == constants.EXIT_BAD_INPUT
+    assert err.strip() == "gpucomm report: error: tolerance 'x*=abc' is not a fraction >= 0"
+
+
+def test_records_with_no_positive_size_or_time_are_left_out_saying_so(tmp_path, capsys):
+    """Old: sizes -8 or 'abc' dropped silently, times 0, negative or NaN plotted (numpy's "divide
+    by zero" warning printed).  Now one warning naming them; the good records are plotted."""
+    case = tmp_path / "case"
+    case.mkdir()
+    recs = [{"op": "pingpong", "method": "host", "size": size, "nranks": 2, "goodput_GBps": 1.0, "validated": True,
+             "time_us": {"median": t, "p05": 1, "p95": 1, "mean": 1, "min": 1, "max": 1}}
+            for size, t in ((8, 1.0), (16, 0), (32, -1.0), (64, float("nan")), (-8, 1.0), ("abc", 1.0), (128, 2.0))]
+    results = case / "gpucomm_results.json"
+    results.write_text(json.dumps({"meta": {"op": "pingpong", "method": "host"}, "summary": {"ok": True},
+                                   "results": recs}))
+    code, _, err = report([results, "-o", tmp_path / "rep"], capsys)
+    assert code == constants.EXIT_REPORT_NO_VERDICT, err
+    assert f"gpucomm report: warning: {results}: 5 record(s) left out, not a positive number (size -8, 'abc'; " \
+           "time 0.0, -1.0, nan)" in err
+    assert "divide by zero" not in err and "RuntimeWarning" not in err
+    sweeps = (tmp_path / "rep" / "sweeps.csv").read_text().splitlines()
+    assert len(sweeps) == 3  # the header, 8 B and 128 B
+
+
+def test_stored_sessions_of_a_database_that_does_not_exist_create_none(tmp_path, capsys, monkeypatch):
+    """Old: ReFrame's stored-session lookup created an empty database file at a mistyped
+    RFM_SQLITE_DB_FILE (a ReFrame quirk, docs/results.md); now the report says there is none."""
+    db = tmp_path / "typo.db"
+    monkeypatch.setenv("RFM_SQLITE_DB_FILE", str(db))
+    code, _, err = report(["--stored-sessions", "-o", tmp_path / "rep"], capsys)
+    assert code == constants.EXIT_BAD_INPUT
+    assert f"no results database at {db}: nothing stored there (a wrong RFM_SQLITE_DB_FILE?)" in err
+    assert not db.exists()

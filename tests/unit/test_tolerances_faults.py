@@ -84,3 +84,42 @@ def test_an_output_that_cannot_be_written_is_one_line(tol, tmp_path, capsys, whe
     assert tol.main(_write(tmp_path, 3) + ["--yaml", str(target)]) == EXIT_BAD_INPUT
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--yaml" in err[0]
+
+
+def _full_disk(argv, cwd):
+    """``gpucomm ARGV`` where every file write fails as on a full disk (a file size limit of 0
+    bytes: EFBIG where a full disk says ENOSPC; both fail in write or close, not in open)."""
+    import resource
+    import subprocess
+    import sys
+
+    def no_room():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+    return subprocess.run([sys.executable, "-m", "gpucomm", *map(str, argv)], cwd=cwd, preexec_fn=no_room,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300)
+
+
+def test_a_full_disk_is_one_line_and_no_empty_file(tmp_path):
+    """Old: `tolerances --md` on a full disk said "cannot write None" and left a 0-byte file."""
+    md = tmp_path / "t.md"
+    run = _full_disk(["tolerances", *_write(tmp_path, 3), "--md", md], tmp_path)
+    assert run.returncode == EXIT_BAD_INPUT, run.stderr
+    assert run.stderr.strip() == f"gpucomm tolerances: error: cannot write {md}: File too large"
+    assert not md.exists()
+
+
+@pytest.mark.parametrize("opt", ["--yaml", "--md"])
+def test_an_empty_output_name_is_refused(tol, tmp_path, capsys, opt):
+    """Old: `--yaml ''` exited 0 and wrote nothing."""
+    assert tol.main(_write(tmp_path, 3) + [opt, ""]) == EXIT_BAD_INPUT
+    said = capsys.readouterr().err.strip()
+    assert said == f"gpucomm tolerances: error: {opt} '': an empty file name: give a file to write"
+
+
+def test_the_usage_names_the_command(tol, capsys):
+    """Old: "usage: gpucomm [-h] ...", and the description cut after "the spread of every perf"."""
+    with pytest.raises(SystemExit):
+        tol.main(["--help"])
+    out = capsys.readouterr().out
+    assert out.startswith("usage: gpucomm tolerances [-h]")
+    assert "as a table and as YAML for config/references/." in " ".join(out.split())

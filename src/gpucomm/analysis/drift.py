@@ -631,9 +631,12 @@ def parse_options(since: str | None, night_gap_h: float | None) -> tuple[pd.Time
         when = pd.to_datetime(since, utc=True, errors="coerce")
         if pd.isna(when):
             raise ValueError(f"--since {since!r}: not a date (e.g. 2026-12-01 or 2026-12-01T06:00)")
+    from ..constants import NIGHT_GAP_MAX_H
     gap = NIGHT_GAP_H if night_gap_h is None else float(night_gap_h)
     if not (math.isfinite(gap) and gap >= 0):
         raise ValueError(f"--night-gap {night_gap_h}: must be a number of hours >= 0")
+    if gap > NIGHT_GAP_MAX_H:
+        raise ValueError(f"--night-gap {night_gap_h}: must be at most {NIGHT_GAP_MAX_H} hours (a year)")
     return when, gap
 
 

@@ -69,7 +69,7 @@ def _repo_path(*parts):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=PREFIX, description=__doc__.splitlines()[0],
+    p = argparse.ArgumentParser(prog=PREFIX, description=" ".join(__doc__.split("\n\n")[0].split()),
                                 epilog="Every other argument goes to reframe.")
     p.add_argument("--mode", default="health", help="ReFrame's --mode (default: health)")
     p.add_argument("--out", metavar="DIR", default=None,
@@ -85,13 +85,29 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _given(extra: Sequence[str], short: str, long: str, env: Sequence[str] = ()) -> bool:
+    """Whether reframe's arguments ``extra`` give the option (``-c X``, ``-cX``, ``--checkpath
+    X``, ``--checkpath=X``) or one of the environment variables ``env`` does."""
+    return (any(a == short or a == long or a.startswith((long + "=",)) or (a.startswith(short) and len(a) > 2
+                and not a.startswith("--")) for a in extra)
+            or any(os.environ.get(v) for v in env))
+
+
+def _checks_given(extra: Sequence[str]) -> bool:
+    return _given(extra, "-c", "--checkpath", ("RFM_CHECK_SEARCH_PATH",))
+
+
+def _config_given(extra: Sequence[str]) -> bool:
+    return _given(extra, "-C", "--config-file", ("RFM_CONFIG_FILES", "RFM_CONFIG_PATH"))
+
+
 def reframe_command(mode: str, report_file: str, extra: Sequence[str]) -> list[str]:
     from .report.inputs import reframe_argv
     cmd = cast("list[str]", reframe_argv())  # None (no ReFrame): the + below raises TypeError, as it did
-    if "-C" not in extra and "--config-file" not in extra and not os.environ.get("RFM_CONFIG_FILES"):
+    if not _config_given(extra):
         config = _repo_path("config", "settings.py")
         cmd += ["-C", config] if config else []
-    if "-c" not in extra and "--checkpath" not in extra:
+    if not _checks_given(extra):
         checks = _repo_path("checks")
         cmd += ["-c", checks] if checks else []
     return cmd + ["--mode", mode, "-r", "--report-file", report_file] + list(extra)
@@ -100,11 +116,10 @@ def reframe_command(mode: str, report_file: str, extra: Sequence[str]) -> list[s
 def missing_repository(extra: Sequence[str]) -> str | None:
     """Why the repository's checks/ or config/settings.py is needed and not found (this folder
     and those above it), or None."""
-    if "-c" not in extra and "--checkpath" not in extra and not _repo_path("checks"):
+    if not _checks_given(extra) and not _repo_path("checks"):
         return (f"no checks/ folder in {os.getcwd()} or above it: run in the gpucomm checkout, "
                 "or give -c CHECKS")
-    if ("-C" not in extra and "--config-file" not in extra and not os.environ.get("RFM_CONFIG_FILES")
-            and not _repo_path("config", "settings.py")):
+    if not _config_given(extra) and not _repo_path("config", "settings.py"):
         return (f"no config/settings.py in {os.getcwd()} or above it: run in the gpucomm checkout, "
                 "or give -C CONFIG (or RFM_CONFIG_FILES)")
     return None
@@ -118,6 +133,18 @@ def writable_folder(path: str) -> str | None:
     if not os.access(folder, os.W_OK | os.X_OK):
         return f"{folder} is not writable"
     return None
+
+
+def report_folder_refused(out: str) -> str | None:
+    """Why the night cannot have ``out`` as its folder (a dangling symbolic link: old, "File
+    exists"), or why gpucomm report could not write the night's report into OUT/report (a file
+    there, a folder of the user's own files), or None: said before reframe runs, not after."""
+    if os.path.islink(out) and not os.path.exists(out):
+        return f"--out {out} is a symbolic link to {os.readlink(out)}, which does not exist: give a folder"
+    from .report import output_refused
+    folder = os.path.join(out, "report")
+    why = output_refused(folder)
+    return f"{folder} {why}" if why else None
 
 
 class _Stopped(BaseException):
@@ -170,6 +197,26 @@ def _kill(procs, sig=signal.SIGKILL):
             pass
 
 
+#: prctl(2)'s option: the signal a process gets when the thread that started it ends
+PR_SET_PDEATHSIG = 1
+
+
+def _dies_with(parent):
+    """reframe's preexec_fn: SIGTERM to it when ``parent`` (this process) ends, however it ends
+    (SIGKILL: cron's ``timeout -s KILL``, the OOM killer), as a stop signal would be passed on;
+    reframe then cancels its jobs and writes its report, and its local jobs' ranks end with it
+    (rfm.watch).  Linux only (elsewhere nothing: the stop signals are still passed on)."""
+    def arm():
+        try:
+            import ctypes
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+        except (OSError, AttributeError):
+            return
+        if os.getppid() != parent:  # the parent died before the prctl: nothing would tell
+            os.kill(os.getpid(), signal.SIGTERM)
+    return arm
+
+
 class ReframeRun:
     """reframe in a session of its own, its output passed through (its ERROR lines kept), and a
     stop signal to this process passed to it (see the module's docstring); ``killed`` counts
@@ -189,20 +236,36 @@ class ReframeRun:
             self.proc.send_signal(signal.SIGINT if signum == signal.SIGINT else signal.SIGTERM)
 
     def _copy(self, src, dst):
+        traceback = False
         for raw in iter(src.readline, b""):
-            line = _ANSI.sub("", raw.decode(errors="replace")).strip()
-            if line.startswith("ERROR:"):
-                self.errors.append(line)
+            text = _ANSI.sub("", raw.decode(errors="replace")).rstrip()
+            traceback = self._keep_error(text, traceback)
             try:
                 dst.buffer.write(raw)
                 dst.flush()
             except (OSError, ValueError):  # our output is gone: keep reading reframe's
                 pass
 
+    def _keep_error(self, text: str, traceback: bool) -> bool:
+        """Keep what reframe said was wrong: its ERROR lines, argparse's "reframe: error:" line,
+        and of a traceback its exception's line (ReFrame's "ERROR: Traceback (most recent call
+        last):" says nothing); whether a traceback's frames follow."""
+        line = text.strip()
+        if line.endswith("Traceback (most recent call last):"):
+            return True
+        if traceback:
+            if not line or text[:1].isspace():
+                return True
+            self.errors.append(f"ERROR: {line}")
+            return False
+        if line.startswith(("ERROR:", "reframe: error:", "gpucomm: error:")):
+            self.errors.append(line)
+        return False
+
     def run(self) -> int:
         """reframe's exit status (negative: the signal that ended it)."""
         self.proc = subprocess.Popen(self.cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     start_new_session=True)
+                                     start_new_session=True, preexec_fn=_dies_with(os.getpid()))
         copiers = [threading.Thread(target=self._copy, args=pair, daemon=True)
                    for pair in ((self.proc.stdout, sys.stdout), (self.proc.stderr, sys.stderr))]
         for thread in copiers:
@@ -284,6 +347,9 @@ def main(argv: list[str] | None = None) -> int:
     if any(a == "--report-file" or a.startswith("--report-file=") for a in extra):
         _say("error: the report file is DIR/report.json (--out DIR), not --report-file")
         return EXIT_BAD_INPUT
+    if not args.mode.strip():  # ReFrame's --mode '' runs without a mode, saying nothing
+        _say("error: --mode '': give a mode (health, acceptance, paper, ...)")
+        return EXIT_BAD_INPUT
     missing = missing_repository(extra)
     if missing:
         _say(f"error: {missing}")
@@ -297,6 +363,10 @@ def main(argv: list[str] | None = None) -> int:
         _say(f"error: {exc}")
         return EXIT_BAD_INPUT
     out = args.out or os.path.join("nightly", time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + f"-{os.getpid()}")
+    refused = report_folder_refused(out)
+    if refused:
+        _say(f"error: {refused}")
+        return EXIT_BAD_INPUT
     made = not os.path.exists(out)
     try:
         os.makedirs(out, exist_ok=True)

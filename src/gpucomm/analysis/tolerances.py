@@ -231,7 +231,8 @@ def judge(paths: list[str], refs: dict[str, Any], pairs_pooled: bool) -> str:
 
 def _parser() -> argparse.ArgumentParser:
     """The command line's parser."""
-    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap = argparse.ArgumentParser(prog="gpucomm tolerances",
+                                 description=" ".join((__doc__ or "").split("\n\n")[0].split()))
     ap.add_argument("reports", nargs="*")
     ap.add_argument("--fleet", metavar="SESSION", nargs="+",
                     help="healthy acceptance sessions (reports or stored uuids; repeats pooled): one value per "
@@ -287,6 +288,9 @@ def main(argv: list[str] | None = None) -> int:
 def _paths_ok(args: argparse.Namespace) -> bool:
     """Whether the files to write can be and the files to read exist (else one line on stderr)."""
     for opt, path in (("--yaml", args.yaml), ("--md", args.md), ("--class", args.class_file)):
+        if path is not None and not path.strip():
+            print(f"gpucomm tolerances: error: {opt} '': an empty file name: give a file to write", file=sys.stderr)
+            return False
         if path and (os.path.isdir(path) or not os.path.isdir(os.path.dirname(os.path.abspath(path)))):
             what = "is a directory" if os.path.isdir(path) else "is in no existing directory"
             print(f"gpucomm tolerances: error: {opt} {path} {what}: give a file to write", file=sys.stderr)
@@ -373,19 +377,31 @@ def _write(args: argparse.Namespace, text: str, refs: dict) -> int:
     """The table to --md (else stdout), the references to --yaml: 0, or EXIT_BAD_INPUT where one cannot be written."""
     try:
         if args.md:
-            with open(args.md, "w") as fp:
-                fp.write(text)
+            _write_file(args.md, lambda fp: fp.write(text))
         else:
             print(text)
         if args.yaml:
             import yaml
             plain = {c: {p: dict(v) for p, v in parts.items()} for c, parts in refs.items()}
-            with open(args.yaml, "w") as fp:
-                yaml.safe_dump(plain, fp, sort_keys=False, default_flow_style=None)
+            _write_file(args.yaml, lambda fp: yaml.safe_dump(plain, fp, sort_keys=False, default_flow_style=None))
     except OSError as exc:
         print(f"gpucomm tolerances: error: cannot write {exc.filename}: {exc.strerror}", file=sys.stderr)
         return EXIT_BAD_INPUT
     return 0
+
+
+def _write_file(path: str, write: Any) -> None:
+    """``write(fp)`` into ``path``; an OSError names the path (a full disk fails in write or
+    close, whose error names no file), and a file this call made is not left behind half
+    written (a 0-byte file on a full disk)."""
+    made = not os.path.lexists(path)
+    try:
+        with open(path, "w") as fp:
+            write(fp)
+    except OSError as exc:
+        if made and os.path.isfile(path):
+            os.unlink(path)
+        raise OSError(exc.errno, exc.strerror, path) from None
 
 
 if __name__ == "__main__":

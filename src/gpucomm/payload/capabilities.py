@@ -47,6 +47,16 @@ def _level(value):
     return LEVEL_VALUES[v]
 
 
+def check_environment():
+    """The methods' environment variables, checked whatever the method (a bad value is bad
+    input even where the host method would not read it: GPUCOMM_GPU_AWARE_MPI=bogus with
+    --method host passed, saying nothing): GpucommError naming the bad one."""
+    if os.environ.get("GPUCOMM_GPU_AWARE_MPI") is not None:
+        _level(os.environ["GPUCOMM_GPU_AWARE_MPI"])
+    from .methods.ipc_copy import sync_request
+    sync_request()
+
+
 def gpu_aware_mpi(library_version=""):
     """How far the MPI in this process accepts device pointers, and why we think so.
 

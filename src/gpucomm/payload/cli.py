@@ -185,6 +185,7 @@ def main(argv=None, epilog=None):
                     timeout=args.timeout or None,
                     ranks_per_node=args.ranks_per_node, window=getattr(args, "window", None),
                     loop=loop, validate_every=args.validate_every, validate_sizes=validate_sizes,
+                    fit_memory=args.fit_memory,
                     op_args={k: getattr(args, k) for k in OP_OPTIONS + _own_options(args.command)
                              if hasattr(args, k)})
     try:

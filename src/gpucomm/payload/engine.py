@@ -17,10 +17,12 @@ from typing import List, Optional
 import numpy as np
 
 from ..constants import CCL, LOOP_AUTO
-from ..contract import VALIDATE_EVERY
+from ..contract import CAPPED_AT, SIZES_CAPPED, VALIDATE_EVERY
 from ..errors import CapabilityError, GpucommError, PlausibilityError, ValidationError, collective
 from ..metrics import time_stats_us
+from ..sizes import size_label
 from .backend import make_backend
+from .capabilities import check_environment
 from .context import Context, locate, make_context
 from .faults import (
     CORRUPT,
@@ -72,6 +74,7 @@ class RunConfig:
     op_args: Optional[dict] = None   # an operation's own options (the aggressor's --duration ...)
     validate_every: Optional[int] = None  # the soak: check the data of every sample holding a multiple of N
     validate_sizes: Optional[List[int]] = None  # ... at these sizes (None: every size)
+    fit_memory: bool = False         # a default sweep: stop at the largest size that fits (_fit)
     quiet: bool = False
     sweep: bool = False              # one of several methods of one launch (set by run())
 
@@ -199,7 +202,11 @@ def _check_request(cfg, comm, methods):
     op_cls = get_operation(cfg.op)
     for name in methods:
         get_method(name)
-    msg = op_cls.check_ranks(comm.size)
+    try:
+        check_environment()
+    except GpucommError as exc:  # the same environment on every rank
+        raise collective(exc) from None
+    msg = op_cls.check_ranks(comm.size) or op_cls.check_options(cfg.op_args or {})
     if msg:
         raise collective(GpucommError(msg))
     op_cls.check_sizes(cfg.sizes)
@@ -261,13 +268,14 @@ class MethodRun:
     hang: Optional[tuple]
     soak: Optional[Soak] = None      # --validate-every (or the intermittent corruption hook)
     slow: float = 1.0                # test hook: this rank's host is this many times slower
+    capped_at: Optional[int] = None  # --fit-memory: the largest size that fitted, where others did not
 
 
 def _run_method(cfg, comm, MPI, where, out, dog):
     """One method's run of the operation over every size (and case)."""
     run = _set_up(cfg, comm, MPI, where, out, dog)
     try:
-        for size, case in run.op.cases(cfg.sizes):
+        for size, case in run.op.cases(run.cfg.sizes):
             _measure(run, size, case)
     finally:
         run.method.close()
@@ -288,7 +296,8 @@ def _set_up(cfg, comm, MPI, where, out, dog):
     method = _collective(lambda: method_cls(ctx), comm)
     op = op_cls(ctx, method)
     ctx.comm_peers = op.peers()
-    _allocate(cfg, ctx, method, op)
+    sizes, capped = _allocate(cfg, ctx, method, op)
+    cfg = replace(cfg, sizes=sizes)
     _collective(lambda: method.setup(ctx.sendbuf, ctx.recvbuf), comm)
     timer_name = cfg.timer
     if cfg.sweep and not device_timed(backend, method):
@@ -306,16 +315,25 @@ def _set_up(cfg, comm, MPI, where, out, dog):
         meta["test_hook"] = f"{CORRUPT}={':'.join(map(str, corrupt))} {CORRUPT_EVERY}={every}"
     slow_node = slow_node_request()
     meta.update(slow_node_meta([p.host for p in ctx.placement], slow_node))
+    if capped:
+        meta[SIZES_CAPPED] = capped
     out.begin(meta, op.case_label if op.has_cases else None)
+    if capped:
+        out.note(capped)
     return MethodRun(cfg, ctx, method, op, timer, out, dog, meta, timed_loop_fields(method),
                      *limit, use_graph, None if every else corrupt, hang_request(), soak,
-                     slow_node_factor(ctx.placement[ctx.rank].host, slow_node))
+                     slow_node_factor(ctx.placement[ctx.rank].host, slow_node),
+                     max(sizes) if capped else None)
 
 
 def _allocate(cfg, ctx, method, op):
-    """Collective: the context's send and receive buffers for the largest size, once they fit
-    this rank's memory: the method's own (Method.allocate), else the backend's."""
-    comm, backend, largest = ctx.comm, ctx.backend, max(cfg.sizes)
+    """Collective: the sizes this method runs (cfg's; with --fit-memory those that fit, _fit)
+    and why some were left out (None: none was), then the context's send and receive buffers
+    for the largest, once they fit this rank's memory: the method's own (Method.allocate), else
+    the backend's."""
+    comm, backend = ctx.comm, ctx.backend
+    sizes, capped = _fit(cfg, ctx, op) if cfg.fit_memory and op.fits_memory else (cfg.sizes, None)
+    largest = max(sizes)
     send_bytes, recv_bytes = op.buffer_bytes(largest)
     _collective(lambda: _check_memory(backend, send_bytes + recv_bytes, ctx.local_size, largest), comm)
     own = _collective(lambda: method.allocate(send_bytes, recv_bytes), comm)
@@ -324,6 +342,36 @@ def _allocate(cfg, ctx, method, op):
     else:
         ctx.sendbuf = _collective(lambda: backend.empty(send_bytes), comm)
         ctx.recvbuf = _collective(lambda: backend.empty(recv_bytes), comm)
+    return sizes, capped
+
+
+def _fit(cfg, ctx, op):
+    """Collective, for a default sweep (--fit-memory): (the sizes up to the largest that fits
+    the smallest memory share of the ranks, the note naming what was left out and why), or
+    (every size, None) where all fit or none does (then _check_memory's error stands)."""
+    backend = ctx.backend
+    free = backend.free_bytes(ctx.local_size)
+    free = ctx.comm.allreduce(float("inf") if free is None else free, op=ctx.MPI.MIN)
+    kept = [s for s in cfg.sizes if _need(backend, op.buffer_bytes(s)) <= free]
+    if not kept or len(kept) == len(cfg.sizes):
+        return cfg.sizes, None
+    left = sorted(s for s in cfg.sizes if s not in kept)
+    need = _need(backend, op.buffer_bytes(left[0]))
+    return kept, (f"{cfg.method}: the default sweep stops at {size_label(max(kept))}: "
+                  f"{size_label(left[0])} needs {need / 2**30:.2f} GiB per rank, {_where(backend)} has "
+                  f"{free / 2**30:.2f} GiB free; left out: {', '.join(map(size_label, left))} "
+                  "(sizes given explicitly must fit)")
+
+
+def _need(backend, send_recv):
+    """A rank's peak bytes for buffers of (send, receive) bytes (host memory: with what
+    validation adds, HOST_PEAK_FACTOR)."""
+    need = sum(send_recv)
+    return need if backend.is_device else int(need * HOST_PEAK_FACTOR)
+
+
+def _where(backend):
+    return "its GPU" if backend.is_device else "the node's host memory (its share)"
 
 
 def _measure(run, size, case):
@@ -356,6 +404,8 @@ def _measure(run, size, case):
            "time_us": stats, "validated": wrong is None, "graph": graphed,
            "timer": run.timer.name, **run.loop, **case, **soaked,
            "wall_s": round(time.perf_counter() - t_size, 3)}
+    if run.capped_at:
+        rec[CAPPED_AT] = run.capped_at
     if run.meta.get("peer_sync"):
         rec["peer_sync"] = run.meta["peer_sync"]
     rec.update(op.metrics(size, stats["median"] * 1e-6))
@@ -515,13 +565,11 @@ HOST_PEAK_FACTOR = 2.5
 def _check_memory(backend, need, local_ranks, largest):
     """Raise GpucommError if this rank's buffers for the largest size do not fit its memory
     (host memory: with what validation adds, HOST_PEAK_FACTOR)."""
-    if not backend.is_device:
-        need = int(need * HOST_PEAK_FACTOR)
+    need = _need(backend, (need,))
     free = backend.free_bytes(local_ranks)
     if free is not None and need > free:
-        where = "its GPU" if backend.is_device else "the node's host memory (its share)"
         raise GpucommError(f"--sizes up to {largest} B needs {need / 2**30:.2f} GiB per rank, "
-                           f"{where} has {free / 2**30:.2f} GiB free: choose smaller sizes")
+                           f"{_where(backend)} has {free / 2**30:.2f} GiB free: choose smaller sizes")
 
 
 def _raise_if(message, cls):

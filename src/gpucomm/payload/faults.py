@@ -42,6 +42,7 @@ from ..constants import (
     TEST_SLOW_PAIR as SLOW_PAIR,
 )
 from ..errors import GpucommError, collective
+from ..sizes import parse_size
 
 
 def _rank_size(var):
@@ -50,9 +51,10 @@ def _rank_size(var):
         return None
     try:
         rank, size = spec.split(":")
-        return int(rank), int(size)
-    except ValueError:
-        raise collective(GpucommError(f"bad {var}={spec!r}: expected RANK:SIZE")) from None
+        return int(rank), parse_size(size)
+    except (ValueError, GpucommError):
+        raise collective(GpucommError(f"bad {var}={spec!r}: expected RANK:SIZE (a size as --sizes "
+                                      "takes it, e.g. 1:4096 or 1:64M)")) from None
 
 
 def corruption_request():

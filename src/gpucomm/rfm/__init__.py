@@ -20,7 +20,7 @@ small plugins, no @simple_test here).
 Everything checks/ uses is exported here: checks import from ``gpucomm.rfm``, never past it.
 """
 
-from . import quickwarn
+from . import quickwarn, setvars
 from .base import GpucommCheck
 from .datapaths import DataPathsBase
 from .guard import ConfigGuard
@@ -32,6 +32,7 @@ from .pairmatrix import PairMatrixBase
 from .sweep import SweepCheck
 
 quickwarn.install()
+setvars.check_reframe_values()
 
 __all__ = ["VICTIM_OPS", "ConfigGuard", "DataPathsBase", "GpucommCheck", "NativeCheck", "NcclTestsBase", "NicPathBase",
            "NodeStateBase", "NoiseBase", "OsuBase", "PairMatrixBase", "SweepCheck"]

@@ -17,7 +17,14 @@ failure (``missing_mpi``), since then nothing at all can run.
 What can only be known on the node (NVSHMEM's library, nvcc and the kernels' build, P2P between
 the GPUs) the payload answers itself with a one-line reason and exit 3
 (payload/methods/nvshmem.py, payload/nvshmem/build.py).
+
+A check that a name filter (``-n``) names but that selects no partition of the system gets no
+test case from ReFrame, which then says "PASSED 0/0" and exits 0: ``warn_unselected`` names it
+and what it lacks, once per check (``reframe -c checks/ -n NodeStateCheck -r`` on a CPU node).
 """
+
+import argparse
+import sys
 
 from ..constants import (
     COLLECTIVES,
@@ -100,3 +107,54 @@ def sweep_unavailable(method, op, partition, environ, tasks_per_node, multi_node
     site): the sweep stays a check of what is known to work, the method its own checks."""
     return (unavailable(method, op, partition, environ, tasks_per_node, multi_node)
             or environ.extras.get(Extras.SWEEP_LEFT_OUT, {}).get(method))
+
+
+#: {check class: [whether a -n pattern named a variant, whether a named variant runs somewhere]},
+#: filled as ReFrame instantiates each class's variants in turn (warn_unselected)
+_NAMED = {}
+
+
+def name_filters(argv=None):
+    """The ``-n``/``--name`` patterns of ReFrame's command line."""
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("-n", "--name", action="append", dest="names", default=[])
+    known, _ = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
+    return known.names
+
+
+def named_nowhere(check, argv=None):
+    """(whether a -n pattern of ``argv`` names ``check``, whether it then runs on a partition
+    of the system with an environment: ReFrame's own test: valid_sysenv_comb)."""
+    from types import SimpleNamespace
+
+    from reframe.core.runtime import valid_sysenv_comb
+    from reframe.frontend.filters import have_any_name
+    names = name_filters(argv)
+    if not names or not have_any_name(names)(SimpleNamespace(check=check)):
+        return False, False
+    return True, any(valid_sysenv_comb(check.valid_systems, check.valid_prog_environs).values())
+
+
+def unselected_reason(check, partitions, argv=None):
+    """The line that names ``check`` (a -n pattern named it, no variant of it runs on any of
+    ``partitions``) and what each partition lacks."""
+    specs = [s for s in check.valid_systems if s]
+    why = [f"{p.fullname} lacks {' '.join('+' + f for f in missing_features(specs, set(p.features)))}"
+           if not features_match(specs, set(p.features)) else
+           f"no environment of {p.fullname} fits {' or '.join(check.valid_prog_environs)}" for p in partitions]
+    return (f"-n {' -n '.join(name_filters(argv))} names {type(check).__name__}, which runs on no partition "
+            f"of this system (it needs {' or '.join(specs)}: {'; '.join(why) or 'no partition'}): "
+            "no test case of it runs")
+
+
+def warn_unselected(check):
+    """At the end of each variant's init: where a -n pattern named the check's variants and
+    none of them runs on a partition, one warning at its last variant (unselected_reason)."""
+    cls = type(check)
+    named, runs = named_nowhere(check)
+    seen = _NAMED.setdefault(cls, [False, False])
+    seen[0], seen[1] = seen[0] or named, seen[1] or runs
+    if check.variant_num == cls.num_variants - 1 and seen[0] and not seen[1]:
+        import reframe.core.runtime as rt
+        from reframe.core.logging import getlogger
+        getlogger().warning(unselected_reason(check, rt.runtime().system.partitions))

@@ -45,11 +45,11 @@ from ..contract import PAYLOAD_OPTIONS, PERF_POINTS, RESULTS_FILE
 from ..errors import GpucommError
 from ..sizes import parse_sizes
 from . import setvars
-from .availability import gpus_per_node, missing_mpi, selection, unavailable
+from .availability import gpus_per_node, missing_mpi, selection, unavailable, warn_unselected
 from .hooks import hook_error
 from .mixins import NCCL_DEBUG_GLOB, MultiNode, SiteOptions, site_interpreter
 from .runlock import RunLock
-from .sanity import ccl_net_ok, payload_ok, point_value, preflight_ok
+from .sanity import ccl_net_ok, memory_cap, payload_ok, point_value, preflight_ok
 from .scope import DistributeScope
 from .software import SoftwareRecord
 from .watch import WatchRun
@@ -161,8 +161,13 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode, RunLock, W
 
     #: the payload operation (pingpong, allreduce, ...)
     op = variable(str)
-    #: sizes to sweep, in the payload's syntax
+    #: sizes to sweep, in the payload's syntax; the check's own (not given with -S) are a
+    #: default sweep: the payload stops it at the largest size the rank's memory share allows
+    #: (--fit-memory, fits_memory), saying so; sizes given with -S must fit
     sizes = variable(str, value="1:1G")
+    #: whether a default sweep may stop at the memory's limit (False: a check whose sanity
+    #: needs every size of its default, the noise study's two victim sizes)
+    fits_memory = True
     #: the payload's options that a check sets, one variable each, generated from their rows of
     #: contract.PAYLOAD_OPTIONS (each row's help says what it does; its ``unset`` value leaves
     #: the payload's default): iters (0), warmup (-1), batch (0), budget (0.0: no budget),
@@ -206,6 +211,7 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode, RunLock, W
         self.descr = self.description()
         self.tags |= self.more_tags()
         self.keep_files = [RESULTS_FILE]
+        warn_unselected(self)
 
     @run_after("setup")
     def setup_check(self):
@@ -375,6 +381,8 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode, RunLock, W
         limit = self.bandwidth_limit()
         if limit and self.gpu_method:
             opts += ["--max-bandwidth", f"{limit:g}"]
+        if self.fits_memory and not self.sizes_given():
+            opts.append("--fit-memory")
         return self.interpreter(), opts
 
     def bandwidth_limit(self):
@@ -469,11 +477,24 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode, RunLock, W
     def size_list(self):
         return parse_sizes(self.sizes)
 
+    def sizes_given(self):
+        """Whether ReFrame's command line chose this check's sizes (-S sizes=..., -S
+        CHECK.sizes=...): they must fit; the check's own sizes, or a mode's, are a default sweep."""
+        return any(var == "sizes" and test in (None, type(self).__name__)
+                   for test, var in setvars.command_line_names())
+
+    def measured_sizes(self, method=None):
+        """size_list up to the largest size the payload's memory allowed (a default sweep it
+        stopped: contract.CAPPED_AT, of ``method``'s records, any method's where None); every
+        size before the run."""
+        cap = memory_cap(str(self.stdout), method)
+        return [s for s in self.size_list if cap is None or s <= cap]
+
     def results_path(self):
         return os.path.join(self.stagedir, RESULTS_FILE)
 
     def sanity_ok(self):
-        return sn.all(self.sanity_steps([payload_ok(str(self.stdout), str(self.stderr), self.size_list)]))
+        return sn.all(self.sanity_steps([payload_ok(str(self.stdout), str(self.stderr), self.measured_sizes())]))
 
     def sanity_steps(self, run_ok):
         """Deferred checks in order: the preflight (its reason, not "no GPUCOMM-DONE line"),
@@ -491,6 +512,6 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode, RunLock, W
         return steps
 
     def perf_functions(self):
-        swept = set(self.size_list)
+        swept = set(self.measured_sizes())
         return {name: sn.make_performance_function(point_value(str(self.stdout), size, key), unit)
                 for name, (size, key, unit) in self.perf_points.items() if size in swept}

@@ -27,7 +27,7 @@ from reframe.core.exceptions import ReframeError, SanityError, SkipTestError
 
 from ..constants import FEATURE_GPU, Extras
 from ..contract import NODESTATE_EXPECTED_FILE, NODESTATE_FILE, NODESTATE_TAG
-from .availability import gpus_per_node, selection
+from .availability import gpus_per_node, selection, warn_unselected
 from .mixins import require_account, site_interpreter, site_job_options
 from .runlock import RunLock
 from .scope import DistributeScope
@@ -117,6 +117,7 @@ class NodeStateBase(rfm.RunOnlyRegressionTest, RunLock, DistributeScope, Softwar
         self.keep_files = [NODESTATE_FILE, NODESTATE_EXPECTED_FILE]
         from .base import contact
         self.maintainers = [contact()]
+        warn_unselected(self)
 
     @run_after("setup")
     def setup_nodestate(self):

@@ -243,6 +243,8 @@ class NoiseBase(GpucommCheck):
     requirements() copies it into GpucommCheck's ``op``, and everything after reads ``op``, as
     in every other check; "victim" elsewhere names the role (the victim's nodes, ranks, step)."""
 
+    #: the two victim sizes are the study's, quiet and noisy alike: never a sweep cut short
+    fits_memory = False
     #: opt-in: the check loads the network, so it is skipped unless this is set (the noise
     #: mode sets it; never in the default, health, acceptance or paper runs)
     load_fabric = variable(bool, value=False)

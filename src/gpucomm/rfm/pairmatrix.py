@@ -33,8 +33,9 @@ under the base name of each variable (``uni_256MiB``, ``bidir_256MiB``, ``conc_u
 """
 
 import reframe.utility.sanity as sn
-from reframe.core.builtins import variable
+from reframe.core.builtins import run_after, variable
 from reframe.core.exceptions import ReframeError, SanityError
+from reframe.utility import nodelist_expand
 
 from ..constants import HOST, PAIR_MATRIX, PAIR_SCOPES, PAIRS_ALL, PAIRS_ROUNDS, Extras
 from ..contract import LATENCY, parse_output, record_value
@@ -102,6 +103,14 @@ class PairMatrixBase(GpucommCheck):
     #: concurrent rounds), 'rounds' (the rounds only: n-1 for n ranks), or 'auto': rounds for a
     #: node pair matrix (1024 nodes: 1023 rounds instead of a million single pairs), all on one node
     pair_scope = variable(str, value="auto")
+
+    @run_after("init")
+    def nodes_of_the_list(self):
+        """A node list given without its count (-S PairMatrixCheck.nodelist=nid[001-004], num_nodes
+        left at 1) is the matrix of those nodes: num_nodes is its length, before ReFrame's
+        --filter-expr (acceptance-network's num_nodes > 1) reads it; a list was never to be ignored."""
+        if self.nodelist and self.num_nodes == 1 and not self.emulate_nodes:
+            self.num_nodes = len(nodelist_expand(self.nodelist))
 
     def pairs_run(self):
         """'all' or 'rounds' (see ``pair_scope``)."""
@@ -176,7 +185,7 @@ class PairMatrixBase(GpucommCheck):
         """[(name, base name for the reference, deferred value, unit)]: what set_perf_variables
         and set_references share; ``p2p`` ({'i-j': bool}) marks the pairs without peer access,
         ``hosts`` (by rank, a node pair matrix's) names the pairs by their nodes."""
-        n, swept, out = self.num_tasks, set(self.size_list), []
+        n, swept, out = self.num_tasks, set(self.measured_sizes()), []
         ordered = [[i, j] for i in range(n) for j in range(n) if i != j]
         unordered = [p for p in ordered if p[0] < p[1]]
         singles = self.pairs_run() == PAIRS_ALL
@@ -249,8 +258,8 @@ class PairMatrixBase(GpucommCheck):
 
     def sanity_ok(self):
         return sn.all(self.sanity_steps([
-            payload_ok(str(self.stdout), str(self.stderr), self.size_list),
-            every_case_ok(str(self.stdout), self.num_tasks, len(self.size_list), self.pairs_run())]))
+            payload_ok(str(self.stdout), str(self.stderr), self.measured_sizes()),
+            every_case_ok(str(self.stdout), self.num_tasks, len(self.measured_sizes()), self.pairs_run())]))
 
     def perf_functions(self):
         nodes = self.run_nodes()

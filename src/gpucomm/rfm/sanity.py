@@ -12,7 +12,16 @@ import reframe.utility.sanity as sn
 from reframe.core.exceptions import SanityError, SkipTestError
 
 from ..constants import ANY_PLACEMENT
-from ..contract import DamagedOutput, by_method_size, by_size, first_error, parse_output, record_value, split_launches
+from ..contract import (
+    CAPPED_AT,
+    DamagedOutput,
+    by_method_size,
+    by_size,
+    first_error,
+    parse_output,
+    record_value,
+    split_launches,
+)
 from ..site.preflight import ERROR_LINE, PREFLIGHT_TAG
 from ..sizes import size_label
 
@@ -126,6 +135,19 @@ def records_of(stdout, index=by_size):
         return index(parse_output(fp.read())[0])
 
 
+def memory_cap(stdout, method=None):
+    """The largest size the payload's memory let a default sweep reach, where it stopped one
+    (contract.CAPPED_AT of ``method``'s records, the smallest of any method's where None); None
+    where none was stopped or there is no output yet."""
+    try:
+        runs = split_launches(read_text(stdout))
+    except DamagedOutput:
+        return None
+    caps = [r[CAPPED_AT] for rs, _ in runs for r in rs
+            if CAPPED_AT in r and method in (None, r.get("method"))]
+    return min(caps, default=None)
+
+
 @sn.deferrable
 def payload_ok(stdout, stderr, sizes):
     """True if the payload finished and validated every size; else a SanityError with its reason."""
@@ -220,8 +242,9 @@ def sweep_ok(stdout, stderr, methods, sizes, launches_expected=1):
     bad = [f"{m}: {status.get(m, 'did not run')}" for m in methods if status.get(m) != "ok"]
     if bad:
         raise SanityError("methods that did not run: " + "; ".join(bad))
+    caps = {m: memory_cap(stdout, m) for m in methods}  # a default sweep stopped by memory
     missing = [f"{m} {size_label(s)}" for m in methods for s in sizes
-               if not recs.get((m, s), {}).get("validated")]
+               if not recs.get((m, s), {}).get("validated") and (caps[m] is None or s <= caps[m])]
     if missing:
         raise SanityError(f"not validated: {', '.join(missing)}")
     return True

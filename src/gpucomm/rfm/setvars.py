@@ -8,10 +8,12 @@ test has (``-S sizez=8``, a typo) is only a warning, and the run goes on with th
   ``-S`` string (typecheck.ConvertibleType's ``__rfm_cast_str__``) fails in one line naming the
   variable and what it takes, ending ReFrame with exit 2 (constants.EXIT_BAD_INPUT);
 * ``unknown_names()``: the ``-S`` names of ReFrame's command line that no loaded test has as a
-  variable; a check fails at setup naming them (GpucommCheck.check_variables).
+  variable, and ``unknown_checks()``: the ``-S CHECK.VAR`` whose CHECK is no loaded test; a
+  check fails at setup naming them (GpucommCheck.check_variables).
 """
 
 import argparse
+import os
 import shlex
 import sys
 
@@ -61,6 +63,41 @@ def boolean(name):
     return _typed(bool, name, _bool, f"{'/'.join(_TRUE)} or {'/'.join(_FALSE)}")
 
 
+def command_line_values(argv=None):
+    """[(test or None, variable, value)] of every -S/--setvar on ReFrame's command line."""
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("-S", "--setvar", action="append", dest="vars", default=[])
+    known, _ = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
+    out = []
+    for item in known.vars:
+        name, _, value = item.partition("=")
+        test, _, var = name.rpartition(".")
+        out.append((test or None, var, value))
+    return out
+
+
+def check_reframe_values(argv=None):
+    """ReFrame's own variables given with -S (``-S time_limit=abc``, ``-S num_tasks=x``): a value
+    their type cannot take ends the session in one line and exit 2, where ReFrame would print a
+    traceback (reframe/core/decorators.py's _setvars); called as gpucomm.rfm is imported, when
+    the check files load, before ReFrame sets the values.  Only inside reframe (its argv)."""
+    argv = sys.argv if argv is None else argv
+    if not argv or os.path.basename(argv[0]) != "reframe":
+        return
+    from reframe.core.fields import make_convertible
+    from reframe.core.pipeline import RegressionTest
+    own = RegressionTest._rfm_var_space
+    for test, var, value in command_line_values(argv[1:]):
+        if var not in own or value == "@none":
+            continue
+        try:
+            own[var]._p_field.__set__(None, make_convertible(value))
+        except (TypeError, ValueError) as exc:
+            name = f"{test}.{var}" if test else var
+            print(f"gpucomm: error: -S {name}={value!r}: {exc}", file=sys.stderr)
+            raise SystemExit(EXIT_BAD_INPUT) from None
+
+
 def command_line_names(argv=None):
     """[(test or None, variable)] of every -S/--setvar on ReFrame's command line."""
     parser = argparse.ArgumentParser(add_help=False)
@@ -88,8 +125,7 @@ def _test_classes():
 
 def unknown_names(argv=None):
     """The -S names (as given) that no loaded test class has as a variable: a typo ReFrame
-    only warns about.  ``TEST.VAR`` is checked against TEST where TEST is a loaded class
-    (otherwise it may name a fixture: left to ReFrame)."""
+    only warns about.  ``TEST.VAR`` is checked against TEST (a check or fixture class loaded)."""
     classes = _test_classes()
     unknown = []
     for test, var in command_line_names(argv):
@@ -101,9 +137,26 @@ def unknown_names(argv=None):
     return unknown
 
 
+def unknown_checks(argv=None):
+    """['-S TEST.VAR: why'] of the -S names whose TEST is no loaded check (`-S
+    PingpongCheck.iters=5`: ReFrame says nothing and runs the default 1,000 iterations), with
+    the nearest check's name where one is near."""
+    import difflib
+    classes = _test_classes()
+    out = []
+    for test, var in command_line_names(argv):
+        if test is not None and test not in classes:
+            near = difflib.get_close_matches(test, classes, n=1)
+            out.append(f"-S {test}.{var}: no check of this run is called {test}"
+                       + (f" ({near[0]}?)" if near else ""))
+    return out
+
+
 def check_names(argv=None):
-    """Raise ReframeError naming every unknown -S name (see unknown_names)."""
-    unknown = unknown_names(argv)
+    """Raise ReframeError naming every unknown -S name (see unknown_names, unknown_checks)."""
+    unknown, checks = unknown_names(argv), unknown_checks(argv)
+    if checks:
+        raise ReframeError("; ".join(checks) + ": ReFrame ignores it without a word and runs the default")
     if unknown:
         raise ReframeError(f"-S {', '.join(unknown)}: no check has such a variable (a typo? "
                            "ReFrame only warns and runs the default)")

@@ -148,8 +148,8 @@ class SweepCheck(GpucommCheck):
                                                   self.size_list, getattr(self, "launch_count", 1))]))
 
     def perf_functions(self):
-        swept = set(self.size_list)
+        measured = {m: self.measured_sizes(m) for m in self.method_list}
         return {f"{m}_{name}": sn.make_performance_function(
                     point_value(str(self.stdout), (m, size), key, by_method_size), unit)
                 for m in self.method_list
-                for name, (size, key, unit) in self.perf_points.items() if size in swept}
+                for name, (size, key, unit) in self.perf_points.items() if size in measured[m]}

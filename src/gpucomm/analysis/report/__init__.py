@@ -35,6 +35,7 @@ measured); 9 no ReFrame verdict among the inputs (results files only: plots, no 
 from __future__ import annotations
 
 import argparse
+import errno
 import fcntl
 import os
 import sys
@@ -155,19 +156,55 @@ def main(argv: list[str] | None = None) -> int:
         print(f"gpucomm report: error: -o {args.output}: {refused}", file=sys.stderr)
         return EXIT_BAD_INPUT
     from ..drift import DriftInputError
+    before = _snapshot(args.output)
     try:
         return run(args, latency_max, heatmap_size, tolerances, mapping, (since, night_gap))
     except DriftInputError as exc:
         print(f"gpucomm report: error: nightly drift: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except OSError as exc:
+        if exc.errno not in WRITE_ERRNOS:
+            return _internal(args, exc)
+        _undo(args.output, before)
+        print(f"gpucomm report: error: -o {args.output}: cannot write the report ({os.strerror(exc.errno)}): "
+              "nothing of it kept", file=sys.stderr)
+        return EXIT_BAD_INPUT
     except Exception as exc:  # a bug, not bad input (that is reported and skipped): one line, no traceback
-        if args.debug:
-            raise
-        print(f"gpucomm report: internal error: {type(exc).__name__}: {exc} (--debug shows the traceback)",
-              file=sys.stderr)
-        return EXIT_INTERNAL
+        return _internal(args, exc)
     finally:
         release_output(args.output, lock, made)
+
+
+def _internal(args: argparse.Namespace, exc: Exception) -> int:
+    """A bug, not bad input (that is reported and skipped): one line, no traceback."""
+    if args.debug:
+        raise exc
+    print(f"gpucomm report: internal error: {type(exc).__name__}: {exc} (--debug shows the traceback)",
+          file=sys.stderr)
+    return EXIT_INTERNAL
+
+
+#: the errors of a write that the disk refused (full, over quota, a file size limit, read-only)
+WRITE_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS)
+
+
+def _snapshot(out: str) -> dict[str, int]:
+    """{file name: mtime in ns} of the files in ``out`` (none: {})."""
+    try:
+        return {e.name: e.stat().st_mtime_ns for e in os.scandir(out) if e.is_file()}
+    except OSError:
+        return {}
+
+
+def _undo(out: str, before: dict[str, int]) -> None:
+    """Remove what this report wrote into ``out`` (files new or changed since ``before``, its
+    marker aside): a report the disk cut short leaves no half of it, no 0-byte health.txt."""
+    for name, mtime in _snapshot(out).items():
+        if name != OUTPUT_MARKER and before.get(name) != mtime:
+            try:
+                os.unlink(os.path.join(out, name))
+            except OSError:
+                pass
 
 
 def claim_output(out: str) -> tuple[IO[str] | None, str | None]:

@@ -254,7 +254,7 @@ def _read_sweep(data, meta, records, path, history):
         "history": history, "source": path, "folder": folder,
     })
     out[["op", "method"]] = out[["op", "method"]].fillna("?")
-    out = out[out["size"] > 0].astype({"size": "int64"})
+    out = _valid_records(data, path, df, out)
     if out.empty:
         return _problem(data, path, "no record with a valid size: skipped")
     for col in ("nranks", "nodes", "time_us", "time_us_p05", "time_us_p95", "time_us_mean", "goodput_GBps",
@@ -262,6 +262,25 @@ def _read_sweep(data, meta, records, path, history):
         out[col] = pd.to_numeric(out[col], errors="coerce")
     data.sweeps.append(out.reindex(columns=SWEEP_COLUMNS))
     return "sweep", f"{len(out)} sizes of {out['op'].iloc[0]} {out['method'].iloc[0]}"
+
+
+def _valid_records(data, path, df, out):
+    """``out`` less its records whose size is not a positive number (-8, 'abc') or whose median
+    time is not a positive finite number (0, -1, NaN: a goodput divided by it), said in one
+    problem line (old: dropped or plotted silently, numpy's "divide by zero" warning printed)."""
+    size_ok = out["size"] > 0
+    time_ok = pd.Series(True, index=out.index)
+    if "time_us.median" in df:
+        times = pd.to_numeric(out["time_us"], errors="coerce")
+        time_ok = times.gt(0) & times.lt(float("inf"))
+    keep = size_ok & time_ok
+    if not keep.all():
+        sizes = [repr(v) for v in df.loc[~size_ok, "size"].tolist()[:3]]
+        times = [repr(v) for v in df.loc[size_ok & ~time_ok, "time_us.median"].tolist()[:3]] if (~time_ok).any() else []
+        what = ([f"size {', '.join(sizes)}"] if sizes else []) + ([f"time {', '.join(times)}"] if times else [])
+        data.problems.append(f"{path}: {int((~keep).sum())} record(s) left out, not a positive number "
+                             f"({'; '.join(what)})")
+    return out[keep].astype({"size": "int64"})
 
 
 def _read_stdout(data, path, history, why):
@@ -528,6 +547,9 @@ def stored_sessions(query: str = ALL_SESSIONS, db_file: str | None = None, timeo
     argv = reframe_argv()
     if argv is None:
         return [], "ReFrame is not installed (pip install reframe-hpc): its results storage cannot be read"
+    db = db_file or os.environ.get("RFM_SQLITE_DB_FILE")
+    if db and not os.path.exists(db):  # ReFrame's lookup would create an empty database there
+        return [], f"no results database at {db}: nothing stored there (a wrong RFM_SQLITE_DB_FILE?)"
     env = dict(os.environ, RFM_ENABLE_RESULTS_STORAGE="y")
     if db_file is not None:
         env["RFM_SQLITE_DB_FILE"] = os.path.abspath(db_file)

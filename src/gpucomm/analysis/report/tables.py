@@ -256,7 +256,10 @@ def parse_tolerances(items: Iterable[str] | None, default: float | None = None
     for item in items or []:
         pattern, _, value = item.rpartition("=")
         value = value.strip()
-        frac = float(value[:-1]) / 100 if value.endswith("%") else float(value)
+        try:
+            frac = float(value[:-1]) / 100 if value.endswith("%") else float(value)
+        except ValueError:  # old: "could not convert string to float: 'abc'", not naming the option
+            frac = float("nan")
         if not frac >= 0 or frac == float("inf"):
             raise ValueError(f"tolerance {item!r} is not a fraction >= 0")
         if pattern:

@@ -41,6 +41,9 @@ class Operation:
     #: None where --validate-every applies (the data checked between timed samples, then
     #: prepare re-arms the buffers: payload.soak), else why it does not
     no_soak: str | None = None
+    #: whether buffer_bytes only counts (a default sweep may then stop at the largest size that
+    #: fits: --fit-memory); False where it allocates and checks memory itself (gpu-datapaths)
+    fits_memory = True
 
     def __init__(self, ctx: Context, method: Method) -> None:
         self.ctx = ctx
@@ -53,6 +56,12 @@ class Operation:
         if nranks < cls.min_ranks:
             return (f"{cls.name} needs at least {cls.min_ranks} ranks, got {nranks} "
                     f"(start it with mpirun/srun -n {cls.min_ranks})")
+        return None
+
+    @classmethod
+    def check_options(cls, op_args: dict[str, Any]) -> str | None:
+        """What is wrong with the operation's own options (RunConfig.op_args), or None: bad
+        input, said before anything is set up (before what this machine can do)."""
         return None
 
     @staticmethod

@@ -130,6 +130,7 @@ class DataPaths(Operation):
     name = GPU_DATAPATHS
     min_ranks = 1
     has_cases = True
+    fits_memory = False  # buffer_bytes allocates, after its own memory check
 
     @staticmethod
     def add_arguments(parser):
@@ -155,9 +156,6 @@ class DataPaths(Operation):
             raise collective(CapabilityError(f"{GPU_DATAPATHS} needs a GPU (--backend cupy)"))
         args = ctx.op_args
         paths = [p.strip() for p in (args.get("paths") or ",".join(DATAPATHS)).split(",") if p.strip()]
-        bad = [p for p in paths if p not in DATAPATHS]
-        if bad or not paths:
-            raise collective(GpucommError(f"--paths {args.get('paths')!r}: choose from {', '.join(DATAPATHS)}"))
         self.pageable = bool(args.get("pageable"))
         self.skipped = {}
         if self.pageable:
@@ -199,6 +197,13 @@ class DataPaths(Operation):
     @classmethod
     def check_ranks(cls, nranks):
         return None  # one GPU is enough; one rank per GPU of the node
+
+    @classmethod
+    def check_options(cls, op_args):
+        paths = [p.strip() for p in (op_args.get("paths") or ",".join(DATAPATHS)).split(",") if p.strip()]
+        if not paths or any(p not in DATAPATHS for p in paths):
+            return f"--paths {op_args.get('paths')!r}: choose from {', '.join(DATAPATHS)}"
+        return None
 
     @staticmethod
     def check_sizes(sizes):

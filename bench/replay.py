@@ -257,18 +257,30 @@ def night_frames(pool: Pool, order: list[str], step: tuple | None = None) -> pd.
     return pd.concat(rows, ignore_index=True)
 
 
+def night_orders(pool: Pool, rng: np.random.Generator, within_call: bool) -> list[str]:
+    """One node's nights: every run of the pool in a random order, or (``within_call``) the runs of
+    one device call (the x2 pool's folder; its level, one machine instance), in a random order."""
+    if not within_call:
+        return list(rng.permutation(pool.runs))
+    calls: dict[str, list[str]] = {}
+    for r in pool.runs:
+        calls.setdefault(os.path.basename(os.path.dirname(os.path.dirname(r))), []).append(r)
+    big = [c for c in sorted(calls) if len(calls[c]) >= drift.MIN_NIGHTS + 3]
+    return list(rng.permutation(calls[big[int(rng.integers(len(big)))]]))
+
+
 def run_nights(args: argparse.Namespace) -> None:
     pool = load_pool(args.pool)
     rng = np.random.default_rng(args.seed)
     quiet = quiet_keys(pool)
-    n = len(pool.runs)
+    n = len(night_orders(pool, np.random.default_rng(0), args.within_call))
     first_step = min(16, n - 2)
     alarms = judged_nights = blind = 0
     caught1 = caught2 = 0
     os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, f"nights-{args.pool}.log"), "w") as log:
+    with open(os.path.join(args.out, f"nights-{args.pool}{'-call' if args.within_call else ''}.log"), "w") as log:
         for t in range(args.trials):
-            order = list(rng.permutation(pool.runs))
+            order = night_orders(pool, rng, args.within_call)
             d = drift.judge_measurements(night_frames(pool, order), [])
             tab = d.table
             late = tab[tab["night"] >= drift.MIN_NIGHTS]
@@ -290,12 +302,13 @@ def run_nights(args: argparse.Namespace) -> None:
                     caught1 += hit
                 else:
                     caught2 += hit or caught1
-    summary = dict(pool=args.pool, trials=args.trials, nights_judged=judged_nights, false_alarm_nights=alarms,
+    summary = dict(pool=args.pool, within_call=args.within_call, nights=n, step_from_night=first_step,
+                   trials=args.trials, nights_judged=judged_nights, false_alarm_nights=alarms,
                    false_alarms_per_node_year=round(365 * alarms / max(judged_nights, 1), 2),
                    step5_first_night=caught1 / args.trials, step5_by_second_night=caught2 / args.trials,
                    blind_variables_last_night=blind / args.trials)
     print(json.dumps(summary))
-    with open(os.path.join(args.out, f"nights-{args.pool}.json"), "w") as fp:
+    with open(os.path.join(args.out, f"nights-{args.pool}{'-call' if args.within_call else ''}.json"), "w") as fp:
         json.dump(summary, fp, indent=1)
 
 
@@ -316,6 +329,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--trials", type=int, default=200)
     ap.add_argument("--class", dest="with_class", action="store_true")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--within-call", action="store_true",
+                    help="nights: the runs of one device call only (x2: one machine instance's level)")
     args = ap.parse_args(argv)
     if args.what == "fleet":
         fleet_table(args)

@@ -139,7 +139,7 @@ def test_replay_one_variable_lowered(replay):
     row = d.failed[(d.failed["test"] == LOWERED[0]) & (d.failed["var"] == LOWERED[1])]
     assert len(row) == 1 and row["rule"].item() == "step"
     assert row["change"].item() == pytest.approx(-0.052, abs=0.01)
-    assert LOWERED[1] in drift.reason(row.iloc[0]) and "history median" in drift.reason(row.iloc[0])
+    assert LOWERED[1] in drift.reason(row.iloc[0]) and "history centre" in drift.reason(row.iloc[0])
 
 
 # --- gpucomm report on nights made from one committed session ---------------------------------
@@ -201,7 +201,7 @@ def test_report_fails_a_lowered_variable_first(nights, tmp_path, capsys):
     assert lines[1].startswith("nightly drift: 1 variable failed")
     assert "FAIL  vm  local:h200x2  6 test cases, nightly drift: 1 variable slower than its history" in lines
     assert lines[2].startswith(f"DRIFT FAIL  vm local:h200x2 {LOWERED[0]}: {LOWERED[1]} = ")
-    assert "history median" in lines[2] and f"({NIGHTS} nights), change -" in lines[2] and ", z " in lines[2]
+    assert "history centre" in lines[2] and f"({NIGHTS} nights), change -" in lines[2] and ", z " in lines[2]
     table = pd.read_csv(out / "drift.csv")
     assert list(table.loc[table["status"] == "FAIL", "var"]) == [LOWERED[1]]
     assert (out / "drift-local-h200x2-vm.png").exists()

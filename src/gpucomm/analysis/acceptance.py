@@ -76,10 +76,8 @@ MIN_FINAL = 4
 SUSPECT_ALPHA = 1e-2
 #: the repeats a suspect's retest asks for
 RETEST_REPEATS = 5
-#: the smallest loss (a fraction of performance) that drains a node, per kind of variable, whatever
-#: its z: healthy nodes of one class differ by a little (a latency by a few per cent: CPU clocks,
-#: PCIe; a bandwidth by one or two); a site sets its own (--min-loss KIND=FRACTION)
-MIN_LOSS = {"time": 0.03, "rate": 0.02, "ratio": 0.10}
+#: the smallest loss that drains a node, per kind of variable (statcore.MIN_LOSS, --min-loss)
+MIN_LOSS = sc.MIN_LOSS
 #: the loss every variable should be judged to see (a fraction): noise.csv's target
 TARGET_LOSS = 0.035
 #: the node score's name in the lists (its check and variable)
@@ -194,9 +192,7 @@ class Variable:
     sign: int
 
 
-def kind_of(unit: str, sign: int) -> str:
-    """The kind of a variable (MIN_LOSS's keys): a ratio (unit 'x'), a time or a rate."""
-    return "ratio" if unit == "x" else ("time" if sign > 0 else "rate")
+kind_of = sc.kind_of
 
 
 def load_class(path: str) -> dict:

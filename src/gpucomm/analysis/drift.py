@@ -14,8 +14,8 @@ of nodes:
   recorded, ReFrame's version), at most ``WINDOW`` of them, without the nights this judgement
   flagged;
 * **noise**: the within-night spread from nights with several measurements (``--repeat``, a
-  retest), the night-to-night spread of the history's night values beyond it; the history's
-  location is the centre (its own error is in the standard error);
+  retest), the night-to-night spread of the history's night values (their standard deviation)
+  beyond it; the history's location is the centre (its own error is in the standard error);
 * **three rules**, each given a third of ``ALPHA_NIGHT`` (false alarms per node per healthy night,
   family-wise over the node's ``m`` variables and its score; Student's t with the history's
   degrees of freedom, so a short history asks for a larger z):
@@ -25,6 +25,11 @@ of nodes:
     with one measurement, or not confirmed, it is a **suspect** (the night exits
     EXIT_RETEST, never 0), not a failure;
   - ``two nights``: z above ``b2`` (at ``sqrt(ALPHA_NIGHT / 3 / m)``) tonight and the night before;
+  - each rule also distribution-free (``_night_tail``): tonight worse than every night of its
+    history (or all but ALPHA_NIGHT / 3 of them, where it has that many), and for two nights each
+    of them, their tails' product at most TWO_NIGHTS_TAIL: a history whose nights spread in modes
+    or heavy tails (machine instances, a bimodal measurement) has had such nights before, and is
+    no step;
   - ``drift``: a one-sided CUSUM over the last ``CUSUM_NIGHTS`` nights against the history before
     them (``cusum_h``: Siegmund's in-control run length of ``3 m / ALPHA_NIGHT`` nights);
 
@@ -71,6 +76,10 @@ CUSUM_CENTRE_Z = 2.0
 #: the step rule's confirmation: most of the night's measurements at least this many standard
 #: errors of one measurement worse than the history's centre
 CONFIRM_Z = 2.2
+#: the two-nights rule's distribution-free part: the two nights' tails (each among its history)
+#: multiply to at most this: each worse than every night of a history of 6 or more (1/7 x 1/7); a
+#: history of 5 nights cannot say it (two of its worst of 6 come together that often by chance)
+TWO_NIGHTS_TAIL = 1 / 49
 #: the most nights of a node judged (the older ones are outside every window of tonight's rules)
 MAX_NIGHTS = 2 * WINDOW + CUSUM_NIGHTS
 #: sessions of one node less than this many hours apart are one night (a retest joins its night)
@@ -125,10 +134,14 @@ class Series:
     sign: int = 0                                   # statcore.worse_sign of its unit (0: from the unit)
 
 
-def judge_series(s: Series, m_of: Sequence[int], alpha: float = ALPHA_NIGHT) -> pd.DataFrame:
+def judge_series(s: Series, m_of: Sequence[int], alpha: float = ALPHA_NIGHT,
+                 min_loss: float | None = None) -> pd.DataFrame:
     """Judge every night of ``s`` against the nights before it (``m_of[i]``: the node's number of
     variables on night i): one row per night (status, rule, value, centre, change, z, bounds,
-    CUSUM, history length)."""
+    CUSUM, history length).  ``min_loss``: the practical floor below which no night is flagged
+    (None: statcore.MIN_LOSS of the variable's kind)."""
+    if min_loss is None:
+        min_loss = sc.min_loss(s.unit, s.sign) if s.sign else 0.0
     n_nights = len(s.nights)
     val = np.full(n_nights, np.nan)
     ks = np.zeros(n_nights, dtype=int)
@@ -151,8 +164,12 @@ def judge_series(s: Series, m_of: Sequence[int], alpha: float = ALPHA_NIGHT) -> 
                                "z": np.nan, "b1": np.nan, "b2": np.nan, "cusum": np.nan, "h": np.nan,
                                "sees": np.nan}
         if len(b) and len(ref) >= MIN_NIGHTS:
-            _night_verdict(row, b, t, ref, within, int(m_of[t]), alpha, (val, ks, usable, zs, cus), rows)
-        usable[t] = bool(s.healthy[t]) and len(b) > 0 and row["status"] in ("ok", "blind", "new")
+            _night_verdict(row, b, t, ref, within, int(m_of[t]), alpha, (val, ks, usable, zs, cus), rows,
+                           min_loss)
+        # a night beyond the two-nights bound is out of the history of the nights after it, too:
+        # the first night of a step must not widen the spread the second is judged by
+        watched = bool(row.get("beyond2")) and np.isfinite(row["z"]) and row["z"] > row["b2"]
+        usable[t] = bool(s.healthy[t]) and len(b) > 0 and row["status"] in ("ok", "blind", "new") and not watched
         rows.append(row)
     return _in_units(pd.DataFrame(rows), s)
 
@@ -180,7 +197,7 @@ def _within(nights: list, ref: np.ndarray) -> float:
 
 
 def _night_verdict(row: dict, b: np.ndarray, t: int, ref: np.ndarray, within: float, m: int, alpha: float,
-                   state: tuple, rows: list) -> None:
+                   state: tuple, rows: list, min_loss: float = 0.0) -> None:
     """Night ``t``'s verdict against its history ``ref`` into ``row``: a confirmed step, two
     nights beyond the second bound, a suspect, or a CUSUM drift (``state``: the series' value,
     k, usable, z and CUSUM arrays, z and CUSUM filled in for night t)."""
@@ -193,12 +210,18 @@ def _night_verdict(row: dict, b: np.ndarray, t: int, ref: np.ndarray, within: fl
     row.update(median_bad=med, se=se, z=z, b1=b1, b2=b2, sees=sees, status="ok" if sees < BLIND_LOSS else "blind")
     prev = t - 1
     row["confirm_z"] = _most_z(b, med, val[ref], ks[ref], within) if ks[t] >= 2 else np.nan
-    confirmed = ks[t] >= 2 and z > b1 and row["confirm_z"] > CONFIRM_Z
+    row["tail"] = tail = _night_tail(val[t], val[ref])
+    big = sc.shift_to_loss(val[t] - med) >= min_loss  # a practical floor: a smaller loss flags nothing
+    one = tail <= max(alpha / 3, 1 / (len(ref) + 1))     # worse than every night of its history
+    row["beyond2"] = tail <= max(math.sqrt(alpha / 3), 1 / (len(ref) + 1))
+    two = (row["beyond2"] and prev >= 0 and bool(rows[prev].get("beyond2", False))
+           and tail * float(rows[prev].get("tail", 1.0)) <= TWO_NIGHTS_TAIL)
+    confirmed = ks[t] >= 2 and z > b1 and row["confirm_z"] > CONFIRM_Z and one and big
     if confirmed:
         row.update(status="FAIL", rule="step")
-    elif z > b2 and prev >= 0 and np.isfinite(zs[prev]) and zs[prev] > _b2_of(rows[prev]):
+    elif z > b2 and two and big and prev >= 0 and np.isfinite(zs[prev]) and zs[prev] > _b2_of(rows[prev]):
         row.update(status="FAIL", rule="two nights")
-    elif z > b1:
+    elif z > b1 and one and big:
         row.update(status="suspect", rule="step, one measurement" if ks[t] < 2 else "step, not confirmed")
     c, h = _cusum(val, ks, usable, t, within, m, alpha)
     cus[t] = c
@@ -207,6 +230,14 @@ def _night_verdict(row: dict, b: np.ndarray, t: int, ref: np.ndarray, within: fl
         row["rule"] = f"sees a loss of {sees:.0%} at best (two nights)"
     if row["status"] != "FAIL" and c > h and prev >= 0 and cus[prev] > rows[prev]["h"]:
         row.update(status="FAIL", rule="drift")
+
+
+def _night_tail(value: float, history: np.ndarray) -> float:
+    """The distribution-free tail of tonight's value among its history's night values: (the nights
+    at least as bad, plus one) over (the nights, plus one); 1 / (N + 1) where it is worse than all."""
+    h = np.asarray(history, dtype=float)
+    h = h[np.isfinite(h)]
+    return float((np.sum(h >= value) + 1) / (len(h) + 1))
 
 
 def _most_z(b: np.ndarray, med: float, vals: np.ndarray, ks: np.ndarray, within: float) -> float:
@@ -222,10 +253,11 @@ def _b2_of(row: dict) -> float:
 
 def _centre(vals: np.ndarray, ks: np.ndarray, within: float, k_now: int) -> tuple[float, float]:
     """(centre, standard error of tonight's value about it) from the history's night values: their
-    location, and their spread split into its within part and the night-to-night part beyond it."""
+    location, and their standard deviation split into its within part and the night-to-night part
+    beyond it (not skipped: in a history of a few nights a skip takes real variation for outliers,
+    and the nights a rule flagged are out of it already)."""
     centre = float(sc.location(vals))
-    total = sc.spread(vals)
-    total = total if math.isfinite(total) else 0.0
+    total = float(np.std(vals, ddof=1)) if len(vals) > 1 else 0.0
     n = max(1, len(vals))
     if math.isfinite(within):
         part = float(np.mean((sc.location_sd(ks) * within) ** 2))
@@ -520,7 +552,7 @@ def reason(row: pd.Series) -> str:
     bound = row["b1"] if str(row["rule"]).startswith("step") else row["b2"]
     z = f"z {row['z']:.1f}" + (f" > {bound:.1f}" if row["rule"] != "drift" else "")
     return (f"{row['node']} {row['system']}:{row['partition']} {row['test']}: {row['var']} = "
-            f"{_fmt(row['value'], row['unit'])}, history median {_fmt(row['median'], row['unit'])} "
+            f"{_fmt(row['value'], row['unit'])}, history centre {_fmt(row['median'], row['unit'])} "
             f"({int(row['history'])} nights), change {row['change']:+.1%}, {z} ({what})")
 
 
@@ -558,7 +590,7 @@ def lines(d: Drift) -> list:
 
 def plot(d: Drift, outdir: str) -> list:
     """One PNG per node with flagged (failed or suspect) variables: each variable's nights, the
-    history median and the bound, the flagged night marked; the paths written."""
+    history centre and the bound, the flagged night marked; the paths written."""
     flagged = pd.concat([d.failed, d.suspects])
     if flagged.empty:
         return []
@@ -577,7 +609,7 @@ def plot(d: Drift, outdir: str) -> list:
             bound = np.exp(worse * (hist["median_bad"] + hist["b1"] * hist["se"]))
             when = pd.to_datetime(hist["time"], unit="s", utc=True)
             ax.plot(when, hist["value"], "o-", ms=3, lw=0.8, label=row["var"])
-            ax.plot(when, hist["median"], "-", color="grey", lw=1, label="history median")
+            ax.plot(when, hist["median"], "-", color="grey", lw=1, label="history centre")
             ax.plot(when, bound, "--", color="red", lw=1, label="bound (one night)")
             bad = hist[hist["status"].isin(("FAIL", "suspect"))]
             ax.plot(pd.to_datetime(bad["time"], unit="s", utc=True), bad["value"], "rx", ms=9,

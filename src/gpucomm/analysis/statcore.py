@@ -64,6 +64,23 @@ DRAWS = 200_000
 K_TABLE = 24
 
 
+#: the smallest loss (a fraction of performance) a verdict acts on, per kind of variable, whatever
+#: its z: healthy nodes of one class, and one node from boot to boot, differ by a little (a latency
+#: by a few per cent: CPU clocks, PCIe; a bandwidth by one or two); a site sets its own (acceptance's
+#: --min-loss KIND=FRACTION)
+MIN_LOSS = {"time": 0.03, "rate": 0.02, "ratio": 0.10}
+
+
+def kind_of(unit: object, sign: int) -> str:
+    """The kind of a variable (MIN_LOSS's keys): a ratio (unit 'x'), a time or a rate."""
+    return "ratio" if str(unit) == "x" else ("time" if sign > 0 else "rate")
+
+
+def min_loss(unit: object, sign: int) -> float:
+    """MIN_LOSS of a variable's kind."""
+    return MIN_LOSS[kind_of(unit, sign)]
+
+
 class UnknownDirection(ValueError):
     """A perf variable whose unit declares no direction and whose reference bounds no side."""
 

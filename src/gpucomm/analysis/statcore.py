@@ -44,6 +44,8 @@ from scipy import stats
 
 from ..contract import HIGHER_IS_WORSE, LOWER_IS_WORSE, PERF_UNIT_DIRECTION
 
+__all__ = ["HIGHER_IS_WORSE", "LOWER_IS_WORSE", "PERF_UNIT_DIRECTION"]  # the direction, read through the core
+
 #: the smallest spread of badness assumed (0.1 % of a value)
 FLOOR = 0.001
 #: the skip of ``location`` and ``spread``: values more than CLIP spreads worse than the median

@@ -191,17 +191,32 @@ def _write_json(path: str, doc: dict[str, Any]) -> None:
 
 def propose(vals: list[float], unit: str) -> list[Any] | None:
     """[ref, lower, upper, unit] (ReFrame's relative thresholds) from the healthy values, or None
-    where a bandwidth's bound would be 0 or below (the runs spread too wide to bound anything)."""
+    (``proposal`` says why)."""
+    return proposal(vals, unit)[0]
+
+
+def proposal(vals: list[float], unit: str) -> tuple[list[Any] | None, str]:
+    """(the reference or None, why none): from the healthy values that are measurements (finite,
+    above 0: an inf or NaN shapes no reference), on the side the unit's direction bounds
+    (statcore.worse_sign: a time's upper, a rate's lower); none where no value is a measurement,
+    the direction is unknown, or a rate's bound would be 0 or below (anything would pass)."""
+    vals = [float(v) for v in vals if math.isfinite(float(v)) and float(v) > 0]
+    if not vals:
+        return None, "no value is a measurement (inf, NaN or 0 only)"
+    try:
+        higher_worse = sc.worse_sign(unit) == sc.HIGHER_IS_WORSE
+    except sc.UnknownDirection as exc:
+        return None, str(exc)
     med = statistics.median(vals)
-    if unit == "us":
+    if higher_worse:
         worst = max(vals) + RANGE_EXTENSION * (max(vals) - med)
-        bound = worst * LAT_MARGIN + LAT_SLACK_US
-        return [round(med, 3), None, round(bound / med - 1, 3), unit]
+        bound = worst * LAT_MARGIN + (LAT_SLACK_US if unit == "us" else 0.0)
+        return [round(med, 3), None, round(bound / med - 1, 3), unit], ""
     worst = min(vals) - RANGE_EXTENSION * (med - min(vals))
     bound = worst * BW_MARGIN
     if not bound > 0:  # anything would pass: no reference
-        return None
-    return [round(med, 3), round(bound / med - 1, 3), None, unit]
+        return None, "its bound would be 0 or below"
+    return [round(med, 3), round(bound / med - 1, 3), None, unit], ""
 
 
 def passes(v: float, ref: Sequence[Any]) -> bool:
@@ -353,11 +368,11 @@ def _proposals(values: dict, units: dict) -> tuple[list[str], defaultdict]:
     unbounded = []
     for (check, part, var), vals in sorted(values.items()):
         unit = units[(check, part, var)]
-        ref = propose(vals, unit)
+        ref, why = proposal(vals, unit)
         if ref is None:
             unbounded.append(f"{check} {var}")
             rows.append(f"| {check} | {var} | {len(vals)} | {statistics.median(vals):.3f} | {min(vals):.3f} | "
-                        f"{max(vals):.3f} | | | | {unit} | not proposed: its bound would be 0 or below |")
+                        f"{max(vals):.3f} | | | | {unit} | not proposed: {why} |")
             continue
         med = statistics.median(vals)
         spread = (max(vals) - min(vals)) / med * 100 if med else 0.0

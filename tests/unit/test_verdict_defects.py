@@ -8,12 +8,11 @@ import threading
 import numpy as np
 import pandas as pd
 import pytest
-from test_acceptance import CHECK, NODES, case, lists, rows, session, values
 
 from gpucomm.analysis import acceptance, drift, drift_synthetic as ds, statcore as sc, tolerances
 from gpucomm.analysis.report import tables
 from gpucomm.constants import EXIT_BAD_INPUT, EXIT_OK, EXIT_REPORT_FAIL
-
+from test_acceptance import CHECK, NODES, case, lists, rows, session, values
 
 # -- the retest keeps the session's scope ------------------------------------------------------
 
@@ -194,11 +193,11 @@ def test_the_trend_and_the_references_read_the_same_direction(unit, slower):
     ref = tolerances.propose([1.0, 1.01, 0.99, 1.02], unit)
     assert (ref[2] is not None) == (slower > 1) and (ref[1] is not None) == (slower < 1)
     perf = pd.DataFrame([{"system": "s", "partition": "p", "environ": "e", "test": "T", "nodes": "n", "var": "v",
-                          "unit": unit, "value": v, "ref": None, "lower": None, "upper": None, "var_result": None, "case": "T",
-                          "result": "pass", "time": t, "session": f"s{t}", "history": False}
+                          "unit": unit, "value": v, "ref": None, "lower": None, "upper": None, "var_result": None,
+                          "case": "T", "result": "pass", "time": t, "session": f"s{t}", "history": False}
                          for t, v in ((1, 1.0), (2, 1.0), (3, slower))])
-    cases = perf[["system", "partition", "environ", "test", "case", "nodes", "time", "session", "result", "history"]].assign(
-        node="n", dry_run=False)
+    cols = ["system", "partition", "environ", "test", "case", "nodes", "time", "session", "result", "history"]
+    cases = perf[cols].assign(node="n", dry_run=False)
     trend = tables.compare(perf, cases, (0.05, []))
     assert trend["status"].iloc[0] == "regressed"
 

@@ -97,3 +97,17 @@ print(json.dumps({"file": constants.__file__, "methods": constants.METHODS, "cla
     assert "/venv/bin/python -m gpucomm pingpong --method dummy " in script
     assert "-m gpucomm preflight --method dummy " in script
     assert os.path.exists(prefix / "report.json")
+
+
+def test_every_perf_variables_unit_declares_its_direction():
+    """Each perf variable's direction is declared once, with its unit (contract.PERF_UNIT_DIRECTION):
+    every unit of the perf points and every unit literal the ReFrame library gives a perf
+    variable is in that table (a new unit without a direction would be judged by no rule)."""
+    from gpucomm import contract
+    units = {point[2] for name in dir(contract) if name.endswith("PERF_POINTS")
+             for point in getattr(contract, name).values()}
+    for path in (REPO / "src" / "gpucomm" / "rfm").glob("*.py"):
+        text = path.read_text()
+        units |= set(re.findall(r'\(f"[^"]*\{label\}",\s*"[a-z_]+",\s*"([^"]+)"\)', text))  # noise's (name, what, unit)
+        units |= set(re.findall(r'make_performance_function\((?:[^()]|\([^()]*\))*?,\s*"([^"]+)"\)', text))
+    assert units and units <= set(contract.PERF_UNIT_DIRECTION), units - set(contract.PERF_UNIT_DIRECTION)

@@ -294,7 +294,7 @@ def test_nightly_regression_and_health(tmp_path, capsys):
     # the trend: information, with the reference's bound
     trend = stdout[stdout.index("trend (information, not the verdict)"):]
     assert "regressed: PingPongCheck %method=ccl [default]: goodput_1GiB = 367 GB/s, -20% vs 458.8 GB/s " \
-           "(median of 3 earlier runs; bound 10.0% from the reference)" in trend
+           "(centre of 3 earlier runs; bound 10.0% from the reference)" in trend
     assert '<td class="regressed">regressed</td>' in (out / "index.html").read_text()
 
     # a window of one night; without references, a --tolerance flags the trend

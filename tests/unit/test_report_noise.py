@@ -80,6 +80,6 @@ def test_no_noise_runs_no_section(tmp_path):
 
 
 def test_slowdown_and_spread_lower_is_better():
-    from gpucomm.analysis.report.tables import lower_is_better
-    assert lower_is_better("victim_slowdown_1MiB", "x") and lower_is_better("victim_spread_8B", "x")
-    assert not lower_is_better("goodput_1MiB", "GB/s")
+    from gpucomm.analysis.statcore import lower_is_better  # the unit's declared direction (contract)
+    assert lower_is_better("x") and lower_is_better("us")
+    assert not lower_is_better("GB/s")

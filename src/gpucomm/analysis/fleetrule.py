@@ -182,7 +182,7 @@ def judge(b: np.ndarray, m: np.ndarray | int, alpha: float = sc.ALPHA, min_loss:
     x = np.where(k > 0, x, np.nan)
     own_var = (sc.location_sd(k) * w) ** 2
     modes = sc.modes(b, w)
-    ref = np.isfinite(x) & ~(sc.slow_group(x, min_loss) if cls is None else np.zeros(n, dtype=bool))
+    ref = np.isfinite(x) & ~sc.slow_group(x, min_loss)
     c, spread, nc = _others(x, ref, math.sqrt(np.nanmean(own_var[ref]) + sc.FLOOR ** 2) if ref.any() else w)
     mean_own = float(np.nanmean(own_var[ref])) if ref.any() else w2
     bb, bdf, b_src = _between(spread, nc, mean_own, wdf, cls)

@@ -212,3 +212,27 @@ def test_the_pair_rule_finds_the_slow_node_of_either_direction():
                 recs.append({"var": f"conc_uni_1MiB_n{a}-n{b}", "value": v, "unit": unit})
         found, _ = acceptance.judge_pairs(pd.DataFrame(recs), nodes)
         assert list(found) == ["n2"], (unit, found)
+
+
+# -- the nightly's dates -----------------------------------------------------------------------
+
+def _perf(times_history, times_now):
+    rows = [{"node": "n1", "nodes": "n1", "time": t, "history": True} for t in times_history]
+    rows += [{"node": "n1", "nodes": "n1", "time": t, "history": False} for t in times_now]
+    return pd.DataFrame(rows)
+
+
+def test_a_night_older_than_its_history_and_a_since_after_tonight_are_bad_input():
+    """Old: both read as "no history" (references only), exit 0."""
+    drift._check_dates(_perf([1.0e9, 1.1e9], [1.2e9]), None)
+    with pytest.raises(drift.DriftInputError, match="older than a night of its history"):
+        drift._check_dates(_perf([1.0e9, 1.3e9], [1.2e9]), None)
+    with pytest.raises(drift.DriftInputError, match="after this run's newest session"):
+        drift._check_dates(_perf([1.0e9], [1.2e9]), pd.Timestamp(1.25e9, unit="s", tz="UTC"))
+
+
+def test_nightly_refuses_a_since_after_tonight_before_reframe_runs(tmp_path, capsys):
+    from gpucomm.analysis import nightly
+    rc = nightly.main(["--out", str(tmp_path / "n"), "--since", "2999-01-01", "-n", "NoSuchCheck"])
+    assert rc == EXIT_BAD_INPUT and "a date after tonight" in capsys.readouterr().err
+    assert not (tmp_path / "n").exists()

@@ -873,23 +873,32 @@ def scontrol_lines(drain: list[dict]) -> list[str]:
     for node, rows in sorted(by_node.items()):
         first = rows[0]
         more = f" (+{len(rows) - 1} more)" if len(rows) > 1 else ""
-        reason = re.sub(r"[\"'\\$`]", "", f"gpucomm acceptance: {first['check']}: {first['reason']}{more}")
+        where = f"{first['check']}: " if first.get("check") else ""
+        reason = re.sub(r"[\"'\\$`]", "", f"gpucomm acceptance: {where}{first['reason']}{more}")
         quoted = "'" + node.replace("'", "'\\''") + "'"  # a shell word, whatever the name holds
         lines.append(f'scontrol update nodename={quoted} state=drain reason="{reason}"')
     return lines
 
 
 def _fraction(text: str) -> float:
-    v = float(text)
+    """A fraction in [0, 1) (argparse's type: one line naming the value where it is none)."""
+    try:
+        v = float(text)
+    except ValueError:
+        v = math.nan
     if not (0 <= v < 1):
-        raise ValueError
+        raise argparse.ArgumentTypeError(f"{text!r} is not a fraction in [0, 1)")
     return v
 
 
 def _alpha(text: str) -> float:
-    v = float(text)
+    """A probability in (0, 1) (argparse's type)."""
+    try:
+        v = float(text)
+    except ValueError:
+        v = math.nan
     if not (0 < v < 1):
-        raise ValueError
+        raise argparse.ArgumentTypeError(f"{text!r} is not a probability in (0, 1)")
     return v
 
 
@@ -905,10 +914,7 @@ def _min_loss(text: str) -> tuple[str | None, float]:
     kind, eq, value = text.rpartition("=")
     if eq and kind not in MIN_LOSS:
         raise argparse.ArgumentTypeError(f"{kind!r} is no kind of variable ({', '.join(MIN_LOSS)})")
-    try:
-        return (kind or None), _fraction(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a fraction in [0, 1)") from None
+    return (kind or None), _fraction(value)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -921,7 +927,9 @@ class _Parser(argparse.ArgumentParser):
 
 def _parser() -> _Parser:
     """The command line's parser."""
-    ap = _Parser(prog="gpucomm acceptance", description=(__doc__ or "").splitlines()[0])
+    ap = _Parser(prog="gpucomm acceptance",
+                 description="Acceptance of a batch of nodes against the fleet: ReFrame sessions in, a drain list, a "
+                 "pass list, a suspect list and the noise each variable was judged at out (docs/acceptance.md).")
     ap.add_argument("sessions", nargs="+", metavar="SESSION",
                     help="ReFrame run reports (JSON) or stored sessions' uuids: their repeats are pooled")
     ap.add_argument("--out", default=".", help="folder for drain.csv, pass.csv, suspects.csv, noise.csv")

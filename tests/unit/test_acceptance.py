@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 from gpucomm.constants import (
-    EXIT_ACCEPTANCE_NOT_JUDGED,
     EXIT_BAD_INPUT,
     EXIT_OK,
     EXIT_REPORT_FAIL,

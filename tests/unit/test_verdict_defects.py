@@ -236,3 +236,15 @@ def test_nightly_refuses_a_since_after_tonight_before_reframe_runs(tmp_path, cap
     rc = nightly.main(["--out", str(tmp_path / "n"), "--since", "2999-01-01", "-n", "NoSuchCheck"])
     assert rc == EXIT_BAD_INPUT and "a date after tonight" in capsys.readouterr().err
     assert not (tmp_path / "n").exists()
+
+
+def test_a_node_none_of_whose_variables_can_be_judged_is_not_judged_exit_12(tmp_path, capsys):
+    """One repeat a node among three nodes, no class file: no within spread, a between spread of
+    one degree of freedom: "not judged" (exit 12), never a pass; blindness of a variable alone is
+    said once and judges the node on its other variables."""
+    from gpucomm.constants import EXIT_ACCEPTANCE_NOT_JUDGED
+    s = session(tmp_path / "s.json", values(k=1, nodes=NODES[:3]))
+    assert acceptance.main([s, "--out", str(tmp_path / "o")]) == EXIT_ACCEPTANCE_NOT_JUDGED
+    _, passed = lists(tmp_path / "o")
+    assert {r["verdict"] for r in passed} == {"not judged"}
+    assert "0 node(s) pass, 3 not judged" in capsys.readouterr().out

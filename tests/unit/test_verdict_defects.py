@@ -248,3 +248,25 @@ def test_a_node_none_of_whose_variables_can_be_judged_is_not_judged_exit_12(tmp_
     _, passed = lists(tmp_path / "o")
     assert {r["verdict"] for r in passed} == {"not judged"}
     assert "0 node(s) pass, 3 not judged" in capsys.readouterr().out
+
+
+def test_a_night_slower_on_many_variables_fails_by_the_nodes_score():
+    """Old: a node slower on every variable in one night, each below its own bound, was "N
+    suspects, PASS, exit 0".  Now its score (the mean of its variables' z against the scores its
+    history's nights would have had) fails that night; a healthy night does not."""
+    rng = np.random.default_rng(9)
+    nights, nvars = 30, 20
+    rows_ = []
+    for n in range(nights + 1):
+        slow = 1.035 if n == nights else 1.0
+        for v in range(nvars):
+            rows_.append({"system": "s", "partition": "p", "node": "n1", "test": "T", "var": f"v{v}", "unit": "us",
+                          "value": 10 * slow * np.exp(rng.normal(0, 0.01)), "time": 1.8e9 + 86400 * n,
+                          "session": f"s{n}", "night": n, "healthy": True, "current": n == nights})
+    df = pd.DataFrame(rows_)
+    d = drift.judge_measurements(df)
+    score = d.latest[d.latest["test"] == drift.SCORE_TEST]
+    assert score["status"].item() == "FAIL", score.T
+    assert (d.latest.loc[d.latest["test"] != drift.SCORE_TEST, "status"] != "FAIL").all()
+    healthy = drift.judge_measurements(df[df["night"] < nights].assign(current=lambda x: x["night"] == nights - 1))
+    assert (healthy.latest["status"] != "FAIL").all()

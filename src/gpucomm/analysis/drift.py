@@ -33,10 +33,10 @@ of nodes:
   - ``drift``: a one-sided CUSUM over the last ``CUSUM_NIGHTS`` nights against the history before
     them (``cusum_h``: Siegmund's in-control run length of ``3 m / ALPHA_NIGHT`` nights);
 
-* the node's **score** (``score_series``): each night the mean of its variables' z (each clipped at
-  statcore.CLIP), judged by the same rules as one more variable against its own history: a node
-  slower on many variables in one night fails that night (where its median loss is at least
-  SCORE_MIN_LOSS), though no single variable is beyond its bound;
+* the node's **score** (``score_series``): tonight the mean of its variables' z (each clipped at
+  statcore.CLIP), against the scores its history's nights would have had (leave one out): a node
+  slower on many variables in one night fails that night (z above b1, above every history night,
+  its median loss at least SCORE_MIN_LOSS), though no single variable is beyond its bound;
 * fewer than ``MIN_NIGHTS`` healthy nights: the variable is judged by its references alone, and
   the verdict says how many nights are missing;
 * a variable so noisy that its two-nights rule cannot see ``BLIND_LOSS`` (``sees``: the loss
@@ -290,35 +290,52 @@ def _cusum(val: np.ndarray, ks: np.ndarray, usable: np.ndarray, t: int, within: 
 
 
 def score_series(node_table: pd.DataFrame, m_of: Sequence[int], alpha: float = ALPHA_NIGHT) -> pd.DataFrame:
-    """The node's score judged night by night (``node_table``: judge_series's rows of every
-    variable of one node, with ``night``): each night the mean of its variables' z clipped at
-    statcore.CLIP (nights where a variable has no history count the others), judged by
-    judge_series against its own history; a FAIL stands only where the node's median loss that
-    night is at least SCORE_MIN_LOSS; empty where fewer than 2 variables have a z."""
-    t = node_table[np.isfinite(node_table["z"].astype(float))]
-    if t.empty or t.groupby("night")["var"].nunique().max() < 2:
+    """The node's score on its newest night (``node_table``: judge_series's rows of every variable of
+    one node, with ``night``): the mean of its variables' z, each clipped at statcore.CLIP, against
+    the scores its history's nights would have had (each history night's z against the other
+    history nights: leave one out), so that it is judged from the sixth night on.  A FAIL (rule
+    "step": its many variables confirm each other) where its z is above b1, it is above every
+    history night's score, and the node's median loss tonight is at least SCORE_MIN_LOSS; one row
+    (empty where fewer than 2 variables have a z tonight, or the history is short)."""
+    t = int(node_table["night"].max())
+    tonight = node_table[(node_table["night"] == t) & np.isfinite(node_table["z"].astype(float))]
+    hist = _score_history(node_table, t)
+    if len(tonight) < 2 or len(hist) < MIN_NIGHTS:
         return pd.DataFrame()
-    by_night = t.groupby("night")
-    score = by_night["z"].apply(lambda z: float(np.mean(np.clip(z.astype(float), -sc.CLIP, sc.CLIP))))
-    loss = by_night["loss"].median()
-    nights = sorted(node_table["night"].unique())
-    first = node_table.groupby("night").first()
-    s = Series(key=(SCORE_TEST, SCORE_VAR), unit=SCORE_VAR, sign=0)
-    for n in nights:
-        s.nights.append(np.array([score.get(n, np.nan)]))
-        s.times.append(float(first.loc[n, "time"]))
-        s.healthy.append(bool(node_table.loc[node_table["night"] == n, "healthy"].all()))
-        s.sessions.append(str(first.loc[n, "session"]))
-        s.current.append(bool(node_table.loc[node_table["night"] == n, "current"].any()))
-    res = judge_series(s, [m_of[i] for i in range(len(nights))], alpha)
-    res["night"] = nights
-    res["loss"] = [loss.get(n, np.nan) for n in nights]
-    # a step of the score is confirmed by its many variables: a FAIL the night it shows
-    step = (res["status"] == "suspect") & res["rule"].astype(str).str.startswith("step")
-    res.loc[step, ["status", "rule"]] = ["FAIL", "step"]
-    weak = res["status"].isin(["FAIL", "suspect"]) & ~(res["loss"] >= SCORE_MIN_LOSS)
-    res.loc[weak, ["status", "rule"]] = ["ok", ""]
-    return res
+    score = float(np.mean(np.clip(tonight["z"].astype(float), -sc.CLIP, sc.CLIP)))
+    values = np.array(list(hist.values()))
+    centre = float(sc.location(values))
+    sd = max(float(np.std(values, ddof=1)), 0.05)
+    z = (score - centre) / (sd * math.sqrt(1 + 1 / len(values)))
+    b1, b2 = bounds(int(m_of[t]), len(values) - 1, alpha)
+    loss = float(np.nanmedian(tonight["loss"].astype(float)))
+    fail = z > b1 and score > values.max() and loss >= SCORE_MIN_LOSS
+    first = node_table[node_table["night"] == t].iloc[0]
+    return pd.DataFrame([{"night": t, "time": first["time"], "session": first["session"], "current": first["current"],
+                          "k": 1, "history": len(values), "healthy": bool(first["healthy"]),
+                          "status": "FAIL" if fail else "ok", "rule": "step" if fail else "", "value_bad": score,
+                          "median_bad": centre, "se": sd, "z": z, "b1": b1, "b2": b2, "value": score,
+                          "median": centre, "change": score - centre, "loss": loss}])
+
+
+def _score_history(node_table: pd.DataFrame, t: int) -> dict[int, float]:
+    """{night: the score it would have had} of the node's usable nights before ``t``: per variable,
+    each night's z against the other such nights (their location and standard deviation)."""
+    usable = node_table[(node_table["night"] < t) & node_table["healthy"].astype(bool)
+                        & node_table["status"].isin(["ok", "blind", "new"])]
+    bad = set(node_table.loc[(node_table["night"] < t) & node_table["status"].isin(["FAIL", "suspect"]), "night"])
+    usable = usable[~usable["night"].isin(bad)]
+    zs: dict[int, list[float]] = {}
+    for _, g in usable.groupby(["test", "var"]):
+        v = g.set_index("night")["value_bad"].astype(float).dropna()
+        if len(v) < MIN_NIGHTS:
+            continue
+        for night in v.index:
+            others = v.drop(night).to_numpy()
+            sd = max(float(np.std(others, ddof=1)), sc.FLOOR)
+            z = (v[night] - float(sc.location(others))) / (sd * math.sqrt(1 + 1 / len(others)))
+            zs.setdefault(int(night), []).append(float(np.clip(z, -sc.CLIP, sc.CLIP)))
+    return {n: float(np.mean(z)) for n, z in sorted(zs.items()) if len(z) >= 2}
 
 
 # --- from the report reader's tables to series, and back --------------------------------------

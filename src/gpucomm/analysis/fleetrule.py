@@ -26,7 +26,9 @@ For one variable:
   **and** the distribution-free tail confirms it (statcore.tail_p of the node's lower median
   against the other nodes' repeats, or the class file's, at most ``alpha / TAIL``: a healthy node
   that bad that often from the pool alone, no normal tail assumed; with too few repeats to say
-  that, beyond every one of them);
+  that, beyond every one of them), or else its ranks do (a one-sided Mann-Whitney test of all its
+  repeats against that pool at the same level: a node slow in every repeat whose median a heavy
+  tail of the pool holds);
 * ``detectable``: the loss found with probability POWER at that bound and standard error.
 """
 
@@ -163,6 +165,22 @@ def _tail(b: np.ndarray, k: np.ndarray, ref: np.ndarray, cls: ClassNoise | None,
     return np.where(np.isfinite(med) & (k > 0), stats.binom.sf(need - 1, kk, p), np.nan), best
 
 
+def _rank_p(b: np.ndarray, which: np.ndarray, ref: np.ndarray, cls: ClassNoise | None, use_class: bool
+            ) -> np.ndarray:
+    """For the nodes ``which``: the one-sided Mann-Whitney p that a node's repeats are worse than
+    the other reference nodes' (or the class file's pool); 1 for the rest.  Every repeat counts:
+    a node slow in all its repeats, where a heavy tail of the pool leaves its median inside it."""
+    out = np.ones(b.shape[0])
+    for i in np.flatnonzero(which):
+        own = b[i][np.isfinite(b[i])]
+        pool = np.asarray(cls.pool) if use_class and cls is not None and len(cls.pool) else \
+            b[ref & (np.arange(b.shape[0]) != i)].ravel()
+        pool = pool[np.isfinite(pool)]
+        if len(own) and len(pool):
+            out[i] = float(stats.mannwhitneyu(own, pool, alternative="greater", method="asymptotic").pvalue)
+    return out
+
+
 def judge(b: np.ndarray, m: np.ndarray | int, alpha: float = sc.ALPHA, min_loss: float = 0.02,
           cls: ClassNoise | None = None, power: float = sc.POWER, loss_test: bool = True,
           confirm: bool = True) -> Judgement:
@@ -206,7 +224,10 @@ def judge(b: np.ndarray, m: np.ndarray | int, alpha: float = sc.ALPHA, min_loss:
     level = np.fmax(alpha / TAIL, best * (1 + 1e-9))
     few = (nc < (MIN_NODES if math.isfinite(w_s.value) else MIN_NODES_ONE_REPEAT)) & (not use_class)
     judgeable, why = _judgeable(modes, few, x, math.isfinite(w_s.value))
-    confirmed = (tail <= level) if confirm else True
+    confirmed = (tail <= level) if confirm else np.ones(n, dtype=bool)
+    if confirm:  # where the median's count does not confirm a node beyond its bound, its ranks may
+        maybe = ~confirmed & (z > bnd) & np.isfinite(x)
+        confirmed = confirmed | (_rank_p(b, maybe, ref, cls, use_class) <= np.fmax(alpha / TAIL, 0.0))
     flag = (judgeable & ~few & (z > bnd) & confirmed & np.isfinite(x)
             & ((loss >= min_loss) if loss_test else True))
     return Judgement(value=x, centre=c, z=z, bound=bnd, se=se, loss=loss, df=df, k=k,

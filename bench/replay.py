@@ -4,7 +4,8 @@ loss injected, through the verdicts' own functions (acceptance.evaluate, drift.j
 
     python bench/replay.py fleet  OUT [--pool x2|gpucluster|cicluster] [--nodes 4,6,16,64] [--k 3,5]
                                       [--trials 200] [--class] [--seed 1]
-    python bench/replay.py nights OUT [--pool x2] [--trials 200] [--seed 1]
+    python bench/replay.py nights OUT [--pool x2] [--trials 200] [--seed 1] [--within-call]
+    python bench/replay.py table OUT      # the markdown tables of OUT's results
 
 Pools (every one a set of *runs*: the values of one repeat of every check of one node):
 - ``x2``: the reference node's 26 healthy health sessions (local:h200x2, 2x H200;
@@ -319,7 +320,34 @@ def _score_failed(d, night) -> bool:
     return bool((s[(s["night"] == night)]["status"] == "FAIL").any())
 
 
+def tables(out: str) -> str:
+    """The markdown tables of every fleet-*.csv and nights-*.json in ``out``."""
+    lines = ["| pool | class file | nodes | k | healthy node verdicts | false drains (per 1000) | suspects per 1000 | "
+             "not judged | 3.5 % on a <= 1 % variable | 10 % on every variable | 50 % in 3 repeats |",
+             "|" + "---|" * 11]
+    pct = "{:.1%}".format
+    for path in sorted(glob.glob(os.path.join(out, "fleet-*.csv"))):
+        for r in pd.read_csv(path).to_dict("records"):
+            found = [f"{pct(r[f'{x}_drained'])}" + (f" (+{pct(r[f'{x}_suspect'])} suspect)" if r["k"] < 4 else "")
+                     for x in ("step35", "all10", "half3")]
+            lines.append(f"| {r['pool']} | {'yes' if r['class_file'] else 'no'} | {r['nodes']} | {r['k']} | "
+                         f"{r['healthy_verdicts']} | {r['false_drains']} ({r['false_drains_per_1000']}) | "
+                         f"{r['suspects_per_1000']} | {r['not_judged']} | " + " | ".join(found) + " |")
+    lines += ["", "| nights | trials | nights judged | false-alarm nights | per node-year | 5 % step: first night | "
+              "by the second |", "|" + "---|" * 7]
+    for path in sorted(glob.glob(os.path.join(out, "nights-*.json"))):
+        r = json.load(open(path))
+        what = "one device call (10 sessions)" if r.get("within_call") else "all 26 sessions (3 device calls)"
+        lines.append(f"| {r['pool']}: {what} | {r['trials']} | {r['nights_judged']} | {r['false_alarm_nights']} | "
+                     f"{r['false_alarms_per_node_year']} | {pct(r['step5_first_night'])} | "
+                     f"{pct(r['step5_by_second_night'])} |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
+    if argv is None and len(sys.argv) > 2 and sys.argv[1] == "table":
+        print(tables(sys.argv[2]))
+        return 0
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("what", choices=("fleet", "nights"))
     ap.add_argument("out")

@@ -72,9 +72,9 @@ def retest_options(command):
     words = shlex.split(command)
     picked = []
     for i, w in enumerate(words):
-        if w == "-n":
+        if w in ("-n", "-J"):
             picked += words[i:i + 2]
-        elif w.startswith(("-J", "--repeat", "--distribute")):
+        elif w.startswith(("--job-option=", "--repeat", "--distribute")):
             picked.append(w)
     return picked
 
@@ -191,7 +191,7 @@ def test_two_measurements_make_the_slow_node_a_suspect_and_its_retest_drains_it(
     assert proc.returncode == EXIT_RETEST, proc.stdout  # not final: not a pass
     assert sorted(r["node"] for r in passed) == NODES
     command = suspects[0]["retest"]
-    assert f"--nodelist={SLOW}" in command and "--repeat=" in command and "PingPongCheck" in command, command
+    assert f"-J nodelist={SLOW}" in command and "--repeat=" in command and "PingPongCheck" in command, command
     # the retest's options, run, pooled with the first session: gcn3 drained alone, final
     assert retest is not None and retest.exists()
     retested = {re.search(r"%\.nid=(\S+)", c["display_name"]).group(1) for c in report_cases(retest)}

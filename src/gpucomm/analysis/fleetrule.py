@@ -196,21 +196,17 @@ def judge(b: np.ndarray, m: np.ndarray | int, alpha: float = sc.ALPHA, min_loss:
     w2, wdf, own_w = combine(w_s.value ** 2, w_s.df, cls.within ** 2 if cls else None, cls.within_df if cls else None)
     w = max(math.sqrt(w2), sc.FLOOR)
     wdf = wdf if math.sqrt(w2) >= sc.FLOOR else math.inf
-    x = np.asarray(sc.location(b, np.full(n, w)), dtype=float) if n else np.zeros(0)
-    x = np.where(k > 0, x, np.nan)
+    x = np.where(k > 0, np.asarray(sc.location(b, np.full(n, w)), dtype=float) if n else np.zeros(0), np.nan)
     own_var = (sc.location_sd(k) * w) ** 2
     modes = sc.modes(b, w)
     ref = np.isfinite(x) & ~sc.slow_group(x, min_loss)
     c, spread, nc = _others(x, ref, math.sqrt(np.nanmean(own_var[ref]) + sc.FLOOR ** 2) if ref.any() else w)
     mean_own = float(np.nanmean(own_var[ref])) if ref.any() else w2
     bb, bdf, b_src = _between(spread, nc, mean_own, wdf, cls)
-    shifted = False
-    use_class = cls is not None
-    if cls is not None:
-        shifted = _class_shifted(x, ref, mean_own, bb, cls)
-        use_class = not shifted
-        if use_class:
-            c, nc = np.full(n, cls.centre), np.full(n, float(max(cls.nodes, cls.between_df + 1, 2)))
+    shifted = cls is not None and _class_shifted(x, ref, mean_own, bb, cls)
+    use_class = cls is not None and not shifted
+    if use_class:
+        c, nc = np.full(n, cls.centre), np.full(n, float(max(cls.nodes, cls.between_df + 1, 2)))
     with sc._quiet():
         centre_var = (mean_own + bb ** 2) / nc
         a_part, b_part = own_var, np.full(n, bb ** 2) + centre_var
@@ -224,16 +220,22 @@ def judge(b: np.ndarray, m: np.ndarray | int, alpha: float = sc.ALPHA, min_loss:
     level = np.fmax(alpha / TAIL, best * (1 + 1e-9))
     few = (nc < (MIN_NODES if math.isfinite(w_s.value) else MIN_NODES_ONE_REPEAT)) & (not use_class)
     judgeable, why = _judgeable(modes, few, x, math.isfinite(w_s.value))
-    confirmed = (tail <= level) if confirm else np.ones(n, dtype=bool)
-    if confirm:  # where the median's count does not confirm a node beyond its bound, its ranks may
-        maybe = ~confirmed & (z > bnd) & np.isfinite(x)
-        confirmed = confirmed | (_rank_p(b, maybe, ref, cls, use_class) <= np.fmax(alpha / TAIL, 0.0))
+    confirmed = _confirmed(b, tail <= level, z > bnd, ref, cls, use_class, alpha) if confirm \
+        else np.ones(n, dtype=bool)
     flag = (judgeable & ~few & (z > bnd) & confirmed & np.isfinite(x)
             & ((loss >= min_loss) if loss_test else True))
     return Judgement(value=x, centre=c, z=z, bound=bnd, se=se, loss=loss, df=df, k=k,
                      detectable=np.where(few, np.nan, detectable), tail=tail, flag=flag, within=w,
                      within_df=wdf, between=bb, between_source=b_src, session_within=w_s.value,
                      judgeable=judgeable, why=why, shifted=shifted, modes=modes)
+
+
+def _confirmed(b: np.ndarray, by_tail: np.ndarray, beyond: np.ndarray, ref: np.ndarray,
+               cls: ClassNoise | None, use_class: bool, alpha: float) -> np.ndarray:
+    """Which nodes the distribution-free confirmation holds: the count of the median (``by_tail``)
+    or, where it does not confirm a node beyond its bound, the node's ranks against the pool."""
+    maybe = ~by_tail & beyond & np.isfinite(b).any(axis=1)
+    return by_tail | (_rank_p(b, maybe, ref, cls, use_class) <= np.fmax(alpha / TAIL, 0.0))
 
 
 def _judgeable(modes: sc.Modes, few: np.ndarray, x: np.ndarray, repeats: bool) -> tuple[bool, str]:

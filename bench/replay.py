@@ -203,7 +203,7 @@ def run_fleets(pool: Pool, n: int, k: int, trials: int, seed: int, with_class: b
 def fleet_table(args: argparse.Namespace) -> None:
     pool = load_pool(args.pool)
     os.makedirs(args.out, exist_ok=True)
-    tag = f"{args.pool}{'-class' if args.with_class else ''}"
+    tag = f"{args.pool}{'-class' if args.with_class else ''}-n{'_'.join(map(str, args.nodes))}"
     rows = []
     with open(os.path.join(args.out, f"fleet-{tag}.log"), "w") as log:
         print(f"pool {args.pool}: {len(pool.runs)} runs, {len(pool.noise)} variables, "

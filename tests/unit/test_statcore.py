@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from gpucomm.analysis import statcore as sc
+from gpucomm.analysis import fleetrule, statcore as sc
 from gpucomm.contract import HIGHER_IS_WORSE, LOWER_IS_WORSE
 
 
@@ -103,3 +103,15 @@ def test_the_tail_is_a_binomial_count_of_the_pool():
     assert sc.tail_p(1000.0, 5, pool) == pytest.approx(sum(math.comb(5, i) * p ** i * (1 - p) ** (5 - i)
                                                            for i in range(3, 6)))
     assert sc.tail_p(1000.0, 2, pool) == pytest.approx((1 / 101) ** 2)
+
+
+def test_a_node_without_values_changes_neither_the_within_spread_nor_the_modes():
+    """A node that measured nothing on a variable (its check failed there) is a row of NaN: it
+    weighs nothing, rather than making the spread NaN and so the whole variable "bimodal"."""
+    rng = np.random.default_rng(5)
+    b = rng.normal(0, 0.01, (6, 5))
+    with_gap = np.vstack([b, np.full(5, np.nan)])
+    assert sc.within(with_gap) == sc.within(b)
+    assert not sc.modes(with_gap, sc.within(b).value).measurement
+    j = fleetrule.judge(with_gap, 1)
+    assert j.judgeable and not j.flag.any(), j.why

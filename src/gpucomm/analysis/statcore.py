@@ -284,7 +284,8 @@ def _weighted_scale(b: np.ndarray, res: np.ndarray, column: str) -> np.ndarray:
     k = np.isfinite(b).sum(axis=-1)
     used = np.isfinite(res).sum(axis=-1)
     with _quiet():
-        return np.sqrt((used * _by_k(k, column) ** 2).sum(axis=-1) / used.sum(axis=-1))
+        # a group without a residual (no repeat, or one) weighs nothing, whatever its constant
+        return np.sqrt(np.where(used > 0, used * _by_k(k, column) ** 2, 0.0).sum(axis=-1) / used.sum(axis=-1))
 
 
 def _within_arrays(b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -298,7 +299,8 @@ def _within_arrays(b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         rms, n = _pooled_rms(res2, first)
         value = rms / _weighted_scale(b, res2, "within_scale")
         k = np.isfinite(b).sum(axis=-1)
-        df = (np.isfinite(res2).sum(axis=-1) * _by_k(k, "within_eff")).sum(axis=-1)
+        used = np.isfinite(res2).sum(axis=-1)
+        df = np.where(used > 0, used * _by_k(k, "within_eff"), 0.0).sum(axis=-1)
     ok = n > 0
     return np.where(ok, value, np.nan), np.where(ok, np.nan_to_num(df), 0.0)
 

@@ -185,7 +185,10 @@ def test_nights_in_a_row_build_a_history_and_the_last_is_judged_against_it(tmp_p
         outs.append(run.stdout)
     (line,) = [ln for ln in outs[-1].splitlines() if ln.startswith("nightly drift: ") and " judged against" in ln]
     judged, of = (int(w) for w in line.split(" judged against")[0].split(", ")[-1].split(" of "))
-    assert of > 0 and judged >= 1, line  # a variable too noisy to see 50 % here is "blind", not judged
+    # the history is there: every variable judged, or "blind" (on a loaded machine a host variable
+    # too noisy to see 50 % is judged by its references only, and says so), none still "new"
+    assert of > 0 and "more needed" not in outs[-1], outs[-1][-2000:]
+    assert judged >= 1 or "too noisy to see a node" in outs[-1], outs[-1][-2000:]
     assert "have 4 healthy nights of history" in outs[-2] or "1 more needed" in outs[-2], outs[-2][-2000:]
 
 

@@ -218,8 +218,10 @@ def judge(b: np.ndarray, m: np.ndarray | int, alpha: float = sc.ALPHA, min_loss:
         detectable = sc.detectable_loss(se, bnd, power)
     tail, best = _tail(b, k, ref, cls, use_class)
     level = np.fmax(alpha / TAIL, best * (1 + 1e-9))
-    few = (nc < (MIN_NODES if math.isfinite(w_s.value) else MIN_NODES_ONE_REPEAT)) & (not use_class)
-    judgeable, why = _judgeable(modes, few, x, math.isfinite(w_s.value))
+    # a node of one repeat has no spread of its own: among such nodes a node needs more others
+    repeats = math.isfinite(w_s.value) and bool((k[k > 0] >= 2).all())
+    few = (nc < (MIN_NODES if repeats else MIN_NODES_ONE_REPEAT)) & (not use_class)
+    judgeable, why = _judgeable(modes, few, x, repeats)
     confirmed = _confirmed(b, tail <= level, z > bnd, ref, cls, use_class, alpha) if confirm \
         else np.ones(n, dtype=bool)
     flag = (judgeable & ~few & (z > bnd) & confirmed & np.isfinite(x)

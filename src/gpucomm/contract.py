@@ -318,9 +318,9 @@ PAYLOAD_OPTIONS = (
     PayloadOption("--precision-target", "after a size's iterations, add blocks of samples while the median's "
                   "95-percent confidence interval is wider than FRACTION of it each way (relative half-width) "
                   f"and the size's timed seconds are under its cap (--budget, else {PRECISION_CAP_S:g} s); 0: "
-                  f"off, the iterations only (default: {PRECISION_TARGET_LATENCY:g} up to 64 KiB, "
-                  f"{PRECISION_TARGET_BANDWIDTH:g} above; records: '{PRECISION_FIELD}', its '{PREC_STOPPED}' "
-                  "says why the sampling stopped)",
+                  f"off, the iterations only (default: off where --iters is given, else "
+                  f"{PRECISION_TARGET_LATENCY:g} up to 64 KiB, {PRECISION_TARGET_BANDWIDTH:g} above; records: "
+                  f"'{PRECISION_FIELD}', its '{PREC_STOPPED}' says why the sampling stopped)",
                   kind="fraction", metavar="FRACTION", variable="precision_target", var_type="real", unset=-1.0),
     PayloadOption("--graph", "capture each sample's iterations into a CUDA/HIP graph and time its launch "
                   "(ccl only); auto: where the method allows it, else the plain loop",

@@ -143,13 +143,15 @@ def budget_spent(comm, t_start, budget, done):
 
 def precision_target(cfg, size, op):
     """The relative half-width of the median's 95 % interval a size is sampled to (0: none):
-    --precision-target, else PRECISION_TARGET_LATENCY up to PRECISION_LATENCY_MAX bytes and
-    PRECISION_TARGET_BANDWIDTH above; none for an operation of fixed iterations (one sample of
-    sustained traffic)."""
+    --precision-target, else none where --iters asks for a count of iterations, else
+    PRECISION_TARGET_LATENCY up to PRECISION_LATENCY_MAX bytes and PRECISION_TARGET_BANDWIDTH
+    above; none for an operation of fixed iterations (one sample of sustained traffic)."""
     if op.fixed_iters:
         return 0.0
     if cfg.precision_target is not None:
         return cfg.precision_target
+    if cfg.iters:
+        return 0.0
     return PRECISION_TARGET_LATENCY if size <= PRECISION_LATENCY_MAX else PRECISION_TARGET_BANDWIDTH
 
 

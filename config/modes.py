@@ -86,8 +86,12 @@ _SOAK = [f"--setvar={check}.{var}" for check, (bases, _) in _TESTS.items() if no
 #: scaling checks, checks/internode.py), not every check the mode selects
 _TO_512 = [f"--setvar={check}.max_nodes=512" for check, (_, variables) in _TESTS.items()
            if "max_nodes" in variables]
+#: health: the pair matrix's many cases (every pair, every round, each size) sample their
+#: iterations only (precision_target=0: no blocks added up to its 0.25 s budget per case, which
+#: would bound the health minute by the case count, not by the sweeps)
 #: the GPU data paths (checks/datapaths.py) in health: one size per path (acceptance: the sweep)
 _HEALTH = _COMMON + _KEEP + ["--tag=health", "--setvar=PairMatrixCheck.budget=0.25",
+                             "--setvar=PairMatrixCheck.precision_target=0",
                              "--setvar=DataPathsCheck.sizes=256M"]
 #: ReFrame's --distribute pins every selected test to one node, whatever its num_nodes (only
 #: single-node jobs can be distributed: ReFrame's manual; reframe-hpc/reframe#2498): the per-node

@@ -147,6 +147,33 @@ def report_cases(report_file):
         return json.load(fp)["runs"][0]["testcases"]
 
 
+def assert_precision(case):
+    """Every perf variable of a payload check's test case has its precision in the report
+    (contract.PRECISION_FIELD, rfm.precision) with sane values: low <= value <= high, samples
+    and blocks > 0, a standard error >= 0, one of the three words that stop the sampling."""
+    from gpucomm.contract import (
+        PREC_BLOCKS,
+        PREC_CI,
+        PREC_P10,
+        PREC_REL_SE,
+        PREC_SAMPLES,
+        PREC_STOPPED,
+        PRECISION_FIELD,
+        STOP_WORDS,
+    )
+    precision = case[PRECISION_FIELD]
+    perf = {k.split(":")[-1]: v for k, v in case["perfvalues"].items()}
+    assert sorted(precision) == sorted(perf), (precision, perf)
+    for name, (value, *_, unit, _) in perf.items():
+        prec = precision[name]
+        low, high = prec[PREC_CI]
+        assert low <= value <= high, (name, value, prec)
+        assert prec[PREC_SAMPLES] > 0 and prec[PREC_BLOCKS] > 0 and prec[PREC_REL_SE] >= 0, (name, prec)
+        assert prec[PREC_P10] > 0 and prec[PREC_STOPPED] in STOP_WORDS, (name, prec)
+        # a time's p10 is below its median, a bandwidth's (the time's p10 inverted) above it
+        assert (prec[PREC_P10] <= value) == (unit == "us"), (name, unit, value, prec)
+
+
 def job_script(case):
     """The rfm_job.sh that a (dry-)run wrote for a test case, or None."""
     path = Path(case["stagedir"] or "") / "rfm_job.sh"

@@ -202,6 +202,15 @@ PYTHON_PLACEHOLDER = "${{GPUCOMM_PYTHON:?the payload venv python, built per {rec
 #: (site.siteconf.slurm_access); a run there fails at setup saying so
 ACCOUNT_UNSET = "<unset: SBATCH_ACCOUNT>"
 
+#: the payload samples a size until the median's 95 % interval is this narrow (relative
+#: half-width): a latency-bound size (up to PRECISION_LATENCY_MAX bytes) and a bandwidth-bound one
+PRECISION_TARGET_LATENCY = 0.01
+PRECISION_TARGET_BANDWIDTH = 0.003
+PRECISION_LATENCY_MAX = 64 << 10
+#: the seconds of timed samples a size may reach while blocks are added to meet the target,
+#: where no --budget is given (with one, the budget is the cap)
+PRECISION_CAP_S = 0.1
+
 #: the payload's exit codes (payload.cli; the README lists them)
 EXIT_OK = 0
 EXIT_INTERNAL = 1      # a bug or an unexpected library failure

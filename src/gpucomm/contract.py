@@ -14,7 +14,17 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .constants import BW, LOOP_AUTO, LOOP_CHOICES, LOOP_ENV, METHODS, WATCH_PID_ENV
+from .constants import (
+    BW,
+    LOOP_AUTO,
+    LOOP_CHOICES,
+    LOOP_ENV,
+    METHODS,
+    PRECISION_CAP_S,
+    PRECISION_TARGET_BANDWIDTH,
+    PRECISION_TARGET_LATENCY,
+    WATCH_PID_ENV,
+)
 
 #: a payload record (one GPUCOMM-RESULT line) or summary (the GPUCOMM-DONE line), as JSON gives it
 Record = dict[str, Any]
@@ -41,6 +51,18 @@ PER_RUN_ENV = (WATCH_PID_ENV,)
 #: a check's loggable record of the versions its run used (rfm.software: "gpucomm V; mpi M;
 #: driver D"), in every test case of a ReFrame report
 SOFTWARE_FIELD = "software"
+#: the check's loggable variable holding every perf variable's precision (session report), and
+#: the payload record's field holding the median time's precision (in us: metrics.median_precision_us,
+#: with the record's STOPPED word); each perf variable's is the record's in its own unit (rfm.precision)
+PRECISION_FIELD = "precision"
+#: keys of one perf variable's precision (and of a record's)
+PREC_SAMPLES, PREC_BLOCKS, PREC_CI, PREC_P10, PREC_BLOCK_SPREAD, PREC_REL_SE, PREC_STOPPED = (
+    "samples", "blocks", "ci95", "p10", "block_spread", "rel_se", "stopped")
+#: why a size's sampling stopped: the median's interval reached its target after added blocks,
+#: the size's time cap was spent with it wider, the size's iterations ran and were enough (or the
+#: target is off)
+STOP_TARGET, STOP_CAP, STOP_ITERS = "target", "cap", "iters"
+STOP_WORDS = (STOP_TARGET, STOP_CAP, STOP_ITERS)
 #: the record field a perf point may name instead of a record key: the median time (us)
 LATENCY = "latency"
 #: record and meta keys of the MPI methods: which timed loop ran (constants.LOOPS) and, where it
@@ -237,7 +259,7 @@ class PayloadOption:
     flag: str
     help: str
     #: the argparse type (payload.cli's number types): count (>= 1), count0 (>= 0), seconds
-    #: (>= 0), seconds+ (> 0), GBps (>= 0), methods; None: the text itself
+    #: (>= 0), seconds+ (> 0), GBps (>= 0), fraction (0 to 1), methods; None: the text itself
     kind: str | None = None
     default: object = None
     choices: tuple[str, ...] | None = None
@@ -293,6 +315,13 @@ PAYLOAD_OPTIONS = (
     PayloadOption("--budget", "timed seconds per size: fewer iterations than --iters where one is slow "
                   "(estimated from the last warm-up iteration; at least 10)",
                   kind="seconds+", metavar="SECONDS", variable="budget", var_type="real", unset=0.0),
+    PayloadOption("--precision-target", "after a size's iterations, add blocks of samples while the median's "
+                  "95-percent confidence interval is wider than FRACTION of it each way (relative half-width) "
+                  f"and the size's timed seconds are under its cap (--budget, else {PRECISION_CAP_S:g} s); 0: "
+                  f"off, the iterations only (default: off where --iters is given, else "
+                  f"{PRECISION_TARGET_LATENCY:g} up to 64 KiB, {PRECISION_TARGET_BANDWIDTH:g} above; records: "
+                  f"'{PRECISION_FIELD}', its '{PREC_STOPPED}' says why the sampling stopped)",
+                  kind="fraction", metavar="FRACTION", variable="precision_target", var_type="real", unset=-1.0),
     PayloadOption("--graph", "capture each sample's iterations into a CUDA/HIP graph and time its launch "
                   "(ccl only); auto: where the method allows it, else the plain loop",
                   choices=("auto", "on", "off"), default="auto", variable="graph", var_type="text", unset="auto"),

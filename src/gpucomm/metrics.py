@@ -98,3 +98,74 @@ def time_stats_us(times_s):
         "p05": float(np.percentile(t, 5)),
         "p95": float(np.percentile(t, 95)),
     }
+
+
+#: the z of a two-sided 95 % interval
+Z95 = 1.96
+#: time-ordered blocks a size's samples are cut into, where samples allow (two samples a block
+#: at least: fewer samples, fewer blocks)
+MIN_BLOCKS, MIN_BLOCK_SAMPLES = 5, 2
+#: samples up to which the median's interval is the exact binomial one (normal ranks above)
+EXACT_CI_MAX = 1000
+
+
+def median_ci_ranks(n):
+    """(lo, hi), 0-based ranks in the sorted sample of ``n`` values bounding the median's 95 %
+    confidence interval, distribution-free (order statistics: the count of values below the
+    median is Binomial(n, 1/2)).  Exact up to EXACT_CI_MAX (the narrowest symmetric pair of ranks
+    whose coverage is at least 95 %, the widest, min and max, where none is), the normal
+    approximation n/2 -/+ 1.96 sqrt(n)/2 above it, rounded outwards."""
+    import math
+    if n < 1:
+        raise ValueError("no samples")
+    if n > EXACT_CI_MAX:
+        half = Z95 * math.sqrt(n) / 2
+        return max(0, math.floor(n / 2 - half) - 1), min(n - 1, math.ceil(n / 2 + half) - 1)
+    # B ~ Bin(n, 1/2) values below the median: the interval [x_(j), x_(n-j+1)] (1-based) misses
+    # it with probability 2 P(B <= j - 1); the largest j with that at most 5 %
+    log_half_n = n * math.log(0.5)
+    cdf, j = 0.0, 1
+    for k in range(n // 2):
+        cdf += math.exp(math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1) + log_half_n)
+        if 2 * cdf > 1 - 0.95:
+            break
+        j = k + 1
+    return j - 1, n - j
+
+
+def block_count(samples):
+    """Time-ordered blocks for ``samples`` samples: MIN_BLOCKS where each holds MIN_BLOCK_SAMPLES,
+    fewer (one at least) where samples do not allow it."""
+    return max(1, min(MIN_BLOCKS, samples // MIN_BLOCK_SAMPLES))
+
+
+def rel_halfwidth(times):
+    """Half the width of the median's 95 % interval over the median (0 for one value)."""
+    import numpy as np
+    t = np.sort(np.asarray(times, dtype=np.float64))
+    lo, hi = median_ci_ranks(len(t))
+    median = float(np.median(t))
+    return (t[hi] - t[lo]) / 2 / median if median > 0 else float("inf")
+
+
+def median_precision_us(times_s, blocks):
+    """The precision of the median of per-iteration times (seconds, in time order) cut into
+    ``blocks`` time-ordered blocks (numpy's array_split): samples, blocks, ci95 ([low, high],
+    us: median_ci_ranks), p10 (us), block_spread (sd of the log of the block medians, None with
+    fewer than two blocks) and rel_se (the standard error of the log of the median: the
+    interval's width in log over 2 x 1.96, or block_spread / sqrt(blocks) where larger, so that
+    bursts that move whole blocks count)."""
+    import numpy as np
+    t = np.asarray(times_s, dtype=np.float64) * 1e6
+    n = len(t)
+    blocks = max(1, min(int(blocks), n))
+    lo, hi = median_ci_ranks(n)
+    ordered = np.sort(t)
+    low, high = float(ordered[lo]), float(ordered[hi])
+    medians = np.array([np.median(b) for b in np.array_split(t, blocks)])
+    spread = float(np.std(np.log(medians), ddof=1)) if blocks > 1 and medians.min() > 0 else None
+    rel_se = (np.log(high) - np.log(low)) / (2 * Z95) if low > 0 else float("inf")
+    if spread is not None:
+        rel_se = max(rel_se, spread / np.sqrt(blocks))
+    return {"samples": n, "blocks": blocks, "ci95": [low, high],
+            "p10": float(np.percentile(t, 10)), "block_spread": spread, "rel_se": float(rel_se)}

@@ -5,7 +5,7 @@ import json
 import os
 import time
 
-from reframe_helpers import clean_env, job_script, reframe, report_cases
+from reframe_helpers import assert_precision, clean_env, job_script, reframe, report_cases
 
 
 def test_health_mode_sweeps_every_offered_method(tmp_path):
@@ -30,6 +30,7 @@ def test_health_mode_sweeps_every_offered_method(tmp_path):
         assert "nvshmem: partition local:cpu lacks +gpu" in case["descr"]  # nvshmem is swept too
         perf = {k.split(":")[-1]: v for k, v in case["perfvalues"].items()}
         assert sorted(perf) == ["host_goodput_1MiB", "host_goodput_64MiB", "host_latency_8B"]
+        assert_precision(case)
         script = job_script(case) or open(os.path.join(case["outputdir"], "rfm_job.sh")).read()
         assert "--method host " in script and "--budget 0.25" in script and "--sizes 8,1M,64M" in script
         kept = json.load(open(os.path.join(case["outputdir"], "gpucomm_results.json")))

@@ -12,6 +12,7 @@ from reframe_helpers import (
     INTERNODE_CHECKS,
     NATIVE_CHECKS,
     PAIR_MATRIX_CHECKS,
+    assert_precision,
     clean_env,
     job_script,
     reframe,
@@ -41,6 +42,7 @@ def test_local_host_checks_pass(tmp_path):
         assert len(lat) == 1 and lat[0][0] > 0 and lat[0][4] == "us"
         assert len(gp) == 1 and gp[0][0] > 0 and gp[0][4] == "GB/s"
         assert not any(k.endswith(":goodput_1GiB") for k in perf)  # not swept, not reported
+        assert_precision(case)  # each perf variable's precision, in its unit, in the report
         kept = json.load(open(os.path.join(case["outputdir"], "gpucomm_results.json")))
         assert [r["size"] for r in kept["results"]] == [8, 4096, 1 << 20]
         assert all(r["validated"] for r in kept["results"])

@@ -84,11 +84,12 @@ _nonneg_int = _number(int, 0, MAX_COUNT)
 _bandwidth = _number(float, 0, MAX_GBPS)
 _seconds = _number(float, 0, MAX_SECONDS)
 _positive_seconds = _number(float, 0, MAX_SECONDS, strict=True)
+_fraction = _number(float, 0, 1)
 
 
 #: PayloadOption.kind -> argparse type
 TYPES = {"count": _positive_int, "count0": _nonneg_int, "seconds": _seconds, "seconds+": _positive_seconds,
-         "GBps": _bandwidth, "methods": _methods}
+         "GBps": _bandwidth, "fraction": _fraction, "methods": _methods}
 
 
 def add_option(parser, option):
@@ -180,6 +181,7 @@ def main(argv=None, epilog=None):
     from .engine import RunConfig, run
     cfg = RunConfig(op=args.command, method=args.method, sizes=sizes, iters=args.iters, warmup=args.warmup,
                     batch=args.batch, graph=args.graph, budget=args.budget,
+                    precision_target=args.precision_target,
                     backend=args.backend, json_path=args.json_path, max_bandwidth=args.max_bandwidth,
                     allow_shared_gpu=args.allow_shared_gpu, quiet=args.quiet, timer=args.timer,
                     timeout=args.timeout or None,

@@ -16,10 +16,26 @@ from typing import List, Optional
 
 import numpy as np
 
-from ..constants import CCL, LOOP_AUTO
-from ..contract import CAPPED_AT, SIZES_CAPPED, VALIDATE_EVERY
+from ..constants import (
+    CCL,
+    LOOP_AUTO,
+    PRECISION_CAP_S,
+    PRECISION_LATENCY_MAX,
+    PRECISION_TARGET_BANDWIDTH,
+    PRECISION_TARGET_LATENCY,
+)
+from ..contract import (
+    CAPPED_AT,
+    PREC_STOPPED,
+    PRECISION_FIELD,
+    SIZES_CAPPED,
+    STOP_CAP,
+    STOP_ITERS,
+    STOP_TARGET,
+    VALIDATE_EVERY,
+)
 from ..errors import CapabilityError, GpucommError, PlausibilityError, ValidationError, collective
-from ..metrics import time_stats_us
+from ..metrics import block_count, median_precision_us, rel_halfwidth, time_stats_us
 from ..sizes import size_label
 from .backend import make_backend
 from .capabilities import check_environment
@@ -62,6 +78,8 @@ class RunConfig:
     batch: Optional[int] = None      # iterations per timed sample; None: by size, see default_batch
     graph: str = "auto"              # auto, on, off: the timed loop as one CUDA/HIP graph
     budget: Optional[float] = None   # seconds of timed iterations per size: fewer where slow
+    precision_target: Optional[float] = None  # the median's relative 95 % half-width to sample to
+    #                                  (None: by size, precision_target; 0: off, the iterations only)
     backend: str = "auto"
     json_path: Optional[str] = None
     max_bandwidth: Optional[float] = None  # GB/s; None: detect; 0: no guard
@@ -121,6 +139,40 @@ def budget_spent(comm, t_start, budget, done):
     if not budget or done < BUDGET_MIN_SAMPLES:
         return False
     return comm.allreduce(int(time.perf_counter() - t_start > budget)) > 0  # default op: sum
+
+
+def precision_target(cfg, size, op):
+    """The relative half-width of the median's 95 % interval a size is sampled to (0: none):
+    --precision-target, else none where --iters asks for a count of iterations, else
+    PRECISION_TARGET_LATENCY up to PRECISION_LATENCY_MAX bytes and PRECISION_TARGET_BANDWIDTH
+    above; none for an operation of fixed iterations (one sample of sustained traffic)."""
+    if op.fixed_iters:
+        return 0.0
+    if cfg.precision_target is not None:
+        return cfg.precision_target
+    if cfg.iters:
+        return 0.0
+    return PRECISION_TARGET_LATENCY if size <= PRECISION_LATENCY_MAX else PRECISION_TARGET_BANDWIDTH
+
+
+def precision_cap(cfg):
+    """The seconds of timed samples a size may reach while blocks are added: --budget where
+    given, else PRECISION_CAP_S."""
+    return cfg.budget or PRECISION_CAP_S
+
+
+def cap_spent(comm, t_start, cap):
+    """Collective: whether any rank's clock has passed ``cap`` seconds since ``t_start``."""
+    return comm.allreduce(int(time.perf_counter() - t_start > cap)) > 0
+
+
+def wide(comm, MPI, times, target):
+    """Collective: whether the median's 95 % interval of the worst-of-ranks sample times (each
+    sample's maximum over the ranks) is wider than ``target`` (relative half-width); every rank
+    gets the same answer."""
+    worst = np.empty_like(times)
+    comm.Allreduce(times, worst, op=MPI.MAX)
+    return comm.allreduce(int(rel_halfwidth(worst) > target), op=MPI.MAX) > 0
 
 
 def agree(comm, error):
@@ -389,7 +441,7 @@ def _measure(run, size, case):
     batch = min(cfg.batch, iters) if cfg.batch else default_batch(size, iters)
     if run.soak:
         run.soak.start(size)
-    times, graphed = _timed_samples(run, size, batch, -(-iters // batch))
+    times, graphed, blocks, stopped = _timed_samples(run, size, batch, -(-iters // batch))
     worst = op.reduce_times(times) * op.time_scale
     run.dog.where = f"size {size} B, validation"
     soaked, wrong = run.soak.finish(comm, len(times) * batch, batch) if run.soak else ({}, None)
@@ -403,6 +455,7 @@ def _measure(run, size, case):
            "batch": batch, "samples": samples, "warmup": warmup, "nranks": run.ctx.nranks,
            "time_us": stats, "validated": wrong is None, "graph": graphed,
            "timer": run.timer.name, **run.loop, **case, **soaked,
+           PRECISION_FIELD: {**median_precision_us(worst, blocks), PREC_STOPPED: stopped},
            "wall_s": round(time.perf_counter() - t_size, 3)}
     if run.capped_at:
         rec[CAPPED_AT] = run.capped_at
@@ -436,54 +489,90 @@ def _warm_up(run, size, warmup):
 
 
 def _timed_samples(run, size, batch, samples):
-    """The timed samples of one size: each ``batch`` iterations between a barrier and the
-    timer, as one graph launch where the method allows it; (each sample's seconds per
-    iteration on this rank, whether a graph ran them).  Fewer samples where --budget is spent.
+    """The timed samples of one size: ``samples`` samples of ``batch`` iterations (fewer where
+    --budget is spent), then blocks added while the median's interval is wider than the size's
+    target and its cap is not spent (_to_target); as one graph launch each where the method
+    allows it.  (Each sample's seconds per iteration on this rank, whether a graph ran them,
+    the time-ordered blocks they make, why the sampling stopped: contract.STOP_*.)
 
     A graph holds NCCL's captured work: ncclCommDestroy waits until every graph that captured
     the communicator is gone, so none outlives its size (nor the method, on an error)."""
-    cfg, comm, op, timer, dog, hang = run.cfg, run.ctx.comm, run.op, run.timer, run.dog, run.hang
-    soak = run.soak
-    backend = run.ctx.backend
     graph = None
     try:
         if run.use_graph:
             graph = _graph_of(run, size, batch)
-        times = np.empty(samples, dtype=np.float64)
         t_timed = time.perf_counter()
-        for i in range(samples):
-            dog.where = f"size {size} B, sample {i} ({batch} iteration(s) each)"
-            dog.waiting = "the other ranks' word on the time budget"
-            if budget_spent(comm, t_timed, cfg.budget, i):
-                times = times[:i]
-                break
-            if soak is not None:  # between samples: re-arm after a check (not timed, nor budgeted)
-                t_timed += soak.before_sample()
-            dog.waiting = None
-            if hang == (comm.rank, size):  # test hook: this rank dies or stops answering
-                if hang_exits():
-                    os._exit(9)
-                time.sleep(1e6)
-            dog.waiting = "a barrier"
-            comm.Barrier()
-            dog.waiting = "the timed loop's communication with its peers"
-            timer.start()
-            if graph is not None:
-                graph.launch(backend.stream)
-            else:
-                op.loop(size, batch)
-            elapsed = timer.stop()
-            if run.slow > 1:  # test hook: this node is slow (inside the sample: its peers wait too)
-                elapsed += busy_wait((run.slow - 1) * elapsed)
-            times[i] = elapsed / batch
-            dog.waiting = None
-            if soak is not None:
-                dog.waiting = "this rank's check of the sample's data (--validate-every)"
-                t_timed += soak.after_sample(i, batch)
-                dog.waiting = None
-        return times, graph is not None
+        times, spent, t_timed = _samples(run, size, batch, graph, (0, samples), t_timed, run.cfg.budget)
+        times, blocks, stopped = _to_target(run, size, batch, graph, times, spent, t_timed)
+        return times, graph is not None, blocks, stopped
     finally:
         graph = None
+
+
+def _to_target(run, size, batch, graph, times, spent, t_timed):
+    """Collective: blocks of samples added after the size's own (which make block_count blocks)
+    while the median's interval is wider than its target (precision_target) and the size's
+    timed seconds are under its cap (precision_cap); a quarter more blocks each round, each
+    the length of the first ones.  (times, blocks, why it stopped)."""
+    comm, MPI = run.ctx.comm, run.ctx.MPI
+    target, cap = precision_target(run.cfg, size, run.op), precision_cap(run.cfg)
+    first = block_count(len(times))
+    length, blocks = max(1, len(times) // first), first
+    while True:
+        if target and not wide(comm, MPI, times, target):
+            return times, blocks, STOP_TARGET if blocks > first else STOP_ITERS
+        if spent:
+            return times, blocks, STOP_CAP
+        if not target:
+            return times, blocks, STOP_ITERS
+        if cap_spent(comm, t_timed, cap):
+            return times, blocks, STOP_CAP
+        more = max(1, blocks // 4) * length
+        added, spent, t_timed = _samples(run, size, batch, graph, (len(times), more), t_timed, cap)
+        times = np.concatenate([times, added])
+        blocks += max(1, round(len(added) / length))
+
+
+def _samples(run, size, batch, graph, which, t_timed, budget):
+    """Timed samples ``which`` = (index of the first, count), each ``batch`` iterations between
+    a barrier and the timer (``graph``'s launch where given), until ``budget`` seconds since
+    ``t_timed`` are spent (budget_spent; None: no budget): (each sample's seconds per iteration
+    on this rank, whether the budget ended them, t_timed moved past the soak's checks)."""
+    comm, op, timer, dog, hang = run.ctx.comm, run.op, run.timer, run.dog, run.hang
+    soak, backend = run.soak, run.ctx.backend
+    first, count = which
+    times = np.empty(count, dtype=np.float64)
+    for k in range(count):
+        i = first + k
+        dog.where = f"size {size} B, sample {i} ({batch} iteration(s) each)"
+        dog.waiting = "the other ranks' word on the time budget"
+        if budget_spent(comm, t_timed, budget, i):
+            return times[:k], True, t_timed
+        if soak is not None:  # between samples: re-arm after a check (not timed, nor budgeted)
+            t_timed += soak.before_sample()
+        dog.waiting = None
+        if hang == (comm.rank, size):  # test hook: this rank dies or stops answering
+            if hang_exits():
+                os._exit(9)
+            time.sleep(1e6)
+        dog.waiting = "a barrier"
+        comm.Barrier()
+        dog.waiting = "the timed loop's communication with its peers"
+        timer.start()
+        if graph is not None:
+            graph.launch(backend.stream)
+        else:
+            op.loop(size, batch)
+        elapsed = timer.stop()
+        if run.slow > 1:  # test hook: this node is slow (inside the sample: its peers wait too)
+            elapsed += busy_wait((run.slow - 1) * elapsed)
+        times[k] = elapsed / batch
+        dog.waiting = None
+        if soak is not None:
+            dog.waiting = "this rank's check of the sample's data (--validate-every)"
+            t_timed += soak.after_sample(i, batch)
+            dog.waiting = None
+    return times, False, t_timed
 
 
 def _graph_of(run, size, batch):

@@ -48,8 +48,9 @@ from . import setvars
 from .availability import gpus_per_node, missing_mpi, selection, unavailable, warn_unselected
 from .hooks import hook_error
 from .mixins import NCCL_DEBUG_GLOB, MultiNode, SiteOptions, site_interpreter
+from .precision import PrecisionRecord
 from .runlock import RunLock
-from .sanity import ccl_net_ok, memory_cap, payload_ok, point_value, preflight_ok
+from .sanity import ccl_net_ok, memory_cap, payload_ok, point_value, preflight_ok, records_of
 from .scope import DistributeScope
 from .software import SoftwareRecord
 from .watch import WatchRun
@@ -156,7 +157,7 @@ def soak_options(every, validate_sizes, sizes):
 
 
 class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode, RunLock, WatchRun, DistributeScope,
-                   SoftwareRecord):
+                   SoftwareRecord, PrecisionRecord):
     """Base of every payload check.  Subclasses set ``op`` and a ``method`` parameter."""
 
     #: the payload operation (pingpong, allreduce, ...)
@@ -171,11 +172,12 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode, RunLock, W
     #: the payload's options that a check sets, one variable each, generated from their rows of
     #: contract.PAYLOAD_OPTIONS (each row's help says what it does; its ``unset`` value leaves
     #: the payload's default): iters (0), warmup (-1), batch (0), budget (0.0: no budget),
-    #: graph (auto, on, off), window (bw's messages per window, 0), loop (auto, numba-mpi,
-    #: mpi4py), validate_every (the soak: the data of every timed sample holding a multiple of N
-    #: among its iterations checked too, 0: once per size), validate_sizes (the sizes the soak
-    #: applies to, '': every swept size; a check that sweeps none fails in setup unless
-    #: soak_where_swept)
+    #: precision_target (the median's relative 95 % half-width a size is sampled to, 0: off,
+    #: -1: the payload's default by size), graph (auto, on, off), window (bw's messages per
+    #: window, 0), loop (auto, numba-mpi, mpi4py), validate_every (the soak: the data of every
+    #: timed sample holding a multiple of N among its iterations checked too, 0: once per size),
+    #: validate_sizes (the sizes the soak applies to, '': every swept size; a check that sweeps
+    #: none fails in setup unless soak_where_swept)
     declare_option_variables(locals())
     #: a mode's soak (one validate_sizes for checks of every sweep): a check that sweeps none of
     #: validate_sizes runs without the soak instead of failing
@@ -287,7 +289,8 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode, RunLock, W
         except GpucommError as exc:
             raise ReframeError(f"-S sizes={self.sizes}: {exc}") from None
         for name, low in (("iters", 0), ("warmup", -1), ("batch", 0), ("budget", 0.0),
-                          ("ranks_per_node", 0), ("num_nodes", 1), ("window", 0), ("validate_every", 0)):
+                          ("ranks_per_node", 0), ("num_nodes", 1), ("window", 0), ("validate_every", 0),
+                          ("precision_target", -1.0)):
             if not getattr(self, name) >= low:  # NaN fails too
                 raise ReframeError(f"-S {name}={getattr(self, name)}: must be >= {low}")
         if not math.isfinite(self.budget):
@@ -515,3 +518,9 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode, RunLock, W
         swept = set(self.measured_sizes())
         return {name: sn.make_performance_function(point_value(str(self.stdout), size, key), unit)
                 for name, (size, key, unit) in self.perf_points.items() if size in swept}
+
+    def precision_records(self):
+        """Each perf point's record (perf_functions reads the same: point_value)."""
+        records = records_of(os.path.join(self.stagedir, str(self.stdout)))
+        return {name: (records[size], key, unit) for name, (size, key, unit) in self.perf_points.items()
+                if size in records}

@@ -20,6 +20,7 @@ A method the environment leaves out of the sweep (extras['sweep_left_out']) is n
 reason, as one that cannot run.
 """
 
+import os
 import shlex
 
 import reframe.utility.sanity as sn
@@ -30,7 +31,7 @@ from ..constants import BW, HOST, METHODS, PINGPONG
 from ..contract import HEALTH_PERF_POINTS, RESULTS_FILE, by_method_size
 from .availability import sweep_unavailable
 from .base import GpucommCheck
-from .sanity import point_value, sweep_ok
+from .sanity import point_value, records_of, sweep_ok
 
 
 class SweepCheck(GpucommCheck):
@@ -153,3 +154,9 @@ class SweepCheck(GpucommCheck):
                     point_value(str(self.stdout), (m, size), key, by_method_size), unit)
                 for m in self.method_list
                 for name, (size, key, unit) in self.perf_points.items() if size in measured[m]}
+
+    def precision_records(self):
+        """Each perf variable's record, as perf_functions reads it (by method and size)."""
+        records = records_of(os.path.join(self.stagedir, str(self.stdout)), by_method_size)
+        return {f"{m}_{name}": (records[(m, size)], key, unit) for m in self.method_list
+                for name, (size, key, unit) in self.perf_points.items() if (m, size) in records}

@@ -41,6 +41,13 @@ PER_RUN_ENV = (WATCH_PID_ENV,)
 #: a check's loggable record of the versions its run used (rfm.software: "gpucomm V; mpi M;
 #: driver D"), in every test case of a ReFrame report
 SOFTWARE_FIELD = "software"
+#: the check's loggable variable holding every perf variable's precision (session report)
+PRECISION_FIELD = "precision"
+#: keys of one perf variable's precision
+PREC_SAMPLES, PREC_BLOCKS, PREC_CI, PREC_P10, PREC_BLOCK_SPREAD, PREC_REL_SE, PREC_STOPPED = (
+    "samples", "blocks", "ci95", "p10", "block_spread", "rel_se", "stopped")
+#: why a size's sampling stopped
+STOP_TARGET, STOP_CAP, STOP_ITERS = "target", "cap", "iters"
 #: the record field a perf point may name instead of a record key: the median time (us)
 LATENCY = "latency"
 #: record and meta keys of the MPI methods: which timed loop ran (constants.LOOPS) and, where it

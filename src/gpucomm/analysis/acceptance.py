@@ -95,7 +95,7 @@ DRAIN_FIELDS = ("node", "check", "partition", "variable", "value", "unit", "cent
 PASS_FIELDS = ("node", "verdict", "checks", "variables", "of_variables", "k", "sessions", "note")
 SUSPECT_FIELDS = ("node", "check", "partition", "variable", "loss", "z", "bound", "k", "retest")
 NOISE_FIELDS = ("check", "partition", "variable", "unit", "nodes", "k", "within", "within_source", "between",
-                "between_source", "min_loss", "detectable_loss", "target_loss", "verdict")
+                "between_source", "run_se", "min_loss", "detectable_loss", "target_loss", "verdict")
 #: a stored session's uuid (a source that is no file)
 _UUID = re.compile(r"^[0-9a-fA-F-]{8,}$")
 
@@ -186,10 +186,13 @@ class Judged:
 
 @dataclass
 class Variable:
-    """One variable's repeats of every node (``arr``: badness, nodes x repeats), its unit and direction."""
+    """One variable's repeats of every node (``arr``: badness, nodes x repeats), its unit and
+    direction, and each repeat's own standard error of its badness (``se``, like ``arr``: the
+    session report's precision, NaN where the run declared none)."""
     arr: np.ndarray
     unit: str
     sign: int
+    se: np.ndarray | None = None
 
 
 kind_of = sc.kind_of
@@ -382,7 +385,7 @@ def _judge_fleet(tally: _Tally, vals: pd.DataFrame, single: pd.DataFrame, opts: 
     judged: dict[tuple, fleetrule.Judgement] = {}
     for key, v in arrays.items():
         c = (opts.cls or {}).get("variables", {}).get(key) if opts.cls else None
-        j = fleetrule.judge(v.arr, mm, opts.alpha, opts.min_loss[kind_of(v.unit, v.sign)], c)
+        j = fleetrule.judge(v.arr, mm, opts.alpha, opts.min_loss[kind_of(v.unit, v.sign)], c, run_se=v.se)
         _count_judged(tally, key, j, nodes)
         tally.out.noise.append(noise_row(key, v, j, c, opts))
         if c is not None and j.shifted:
@@ -405,7 +408,7 @@ def _flags(key: tuple, v: Variable, j: fleetrule.Judgement, mm: np.ndarray, opts
     out = [(i, key, v.unit, j, i) for i in np.nonzero(j.flag & ~few)[0]]
     if few.any():
         screen = fleetrule.judge(v.arr, mm, max(opts.alpha, opts.suspect_alpha),
-                                 opts.min_loss[kind_of(v.unit, v.sign)], c)
+                                 opts.min_loss[kind_of(v.unit, v.sign)], c, run_se=v.se)
         out += [(i, key, v.unit, screen, i) for i in np.nonzero(screen.flag & few)[0]]
     return out
 
@@ -442,7 +445,9 @@ def _variable_arrays(tally: _Tally, vals: pd.DataFrame, single: pd.DataFrame,
         rep = g.groupby("node").cumcount().to_numpy()
         arr = np.full((len(nodes), rep.max() + 1), np.nan)
         arr[ni, rep] = sc.badness(g["value"].to_numpy(dtype=float), sign)
-        arrays[key] = Variable(arr, unit, sign)
+        se = np.full(arr.shape, np.nan)
+        se[ni, rep] = pd.to_numeric(g["rel_se"], errors="coerce").to_numpy(dtype=float) if "rel_se" in g else np.nan
+        arrays[key] = Variable(arr, unit, sign, se)
         got = g.groupby("node").size().to_dict()
         for node in sorted(ran_on.get((key[0], key[1]), set())):
             want = n_runs.get((node, key[1], key[0]), 0)
@@ -624,6 +629,8 @@ def noise_row(key: tuple, v: Variable, j: fleetrule.Judgement, cls: fleetrule.Cl
     has = j.has
     sees = j.sees()
     k = int(np.median(j.k[has])) if has.any() else 0
+    known = has & np.isfinite(j.run_se) if j.run_se is not None else np.zeros(len(has), dtype=bool)
+    run = float(np.median(j.run_se[known])) if j.run_se is not None and known.any() else math.nan
     w_src = ("class file" if cls is not None and j.within != j.session_within else
              "session repeats" if math.isfinite(j.session_within) and j.session_within >= sc.FLOOR else "floor")
     if not has.any():
@@ -637,24 +644,29 @@ def noise_row(key: tuple, v: Variable, j: fleetrule.Judgement, cls: fleetrule.Cl
     elif sees <= opts.target:
         verdict = f"judged: sees {opts.target:.1%} at k={k}"
     else:
-        need = _repeats_needed(j, opts.target)
+        need = _repeats_needed(j, opts.target, run)
         verdict = (f"judged; cannot see {opts.target:.1%} at k={k}: needs k >= {need}" if need else
                    f"judged; cannot see {opts.target:.1%} at k={k}: not at any k <= 64")
+    se = float(np.nanmedian(j.se[has])) if has.any() else math.nan
+    if j.judgeable and not sees <= opts.target and run ** 2 / max(k, 1) > se ** 2 / 2:  # the larger part of se
+        verdict += f" (its runs' own standard error, {run:.1%} a run, is what limits it)"
     return dict(check=key[0], partition=key[1], variable=key[2], unit=v.unit, nodes=int(has.sum()), k=k,
                 within=j.within, within_source=w_src, between=j.between, between_source=j.between_source,
-                min_loss=opts.min_loss[kind_of(v.unit, v.sign)], detectable_loss=sees, target_loss=opts.target,
+                run_se=run, min_loss=opts.min_loss[kind_of(v.unit, v.sign)], detectable_loss=sees, target_loss=opts.target,
                 verdict=verdict)
 
 
-def _repeats_needed(j: fleetrule.Judgement, target: float) -> int | None:
+def _repeats_needed(j: fleetrule.Judgement, target: float, run_se: float = math.nan) -> int | None:
     """The fewest repeats per node with which this variable would see ``target`` (its spreads and
-    bound as judged now; a skipped mean's error falls as 1 / sqrt(k)): a planning figure."""
+    bound as judged now, each node's own part never below its runs' declared standard error
+    ``run_se`` over k; a skipped mean's error falls as 1 / sqrt(k)): a planning figure."""
     has = j.has & np.isfinite(j.bound)
     if not has.any():
         return None
     at = float(np.median(j.bound[has]))
     for k in range(2, 65):
-        se = math.sqrt((sc.location_sd(k) * j.within) ** 2 + j.between ** 2)
+        own = (sc.location_sd(k) * j.within) ** 2
+        se = math.sqrt((max(own, run_se ** 2 / k) if math.isfinite(run_se) else own) + j.between ** 2)
         if sc.detectable_loss(se, at) <= target:
             return k
     return None

@@ -16,6 +16,9 @@ of nodes:
 * **noise**: the within-night spread from nights with several measurements (``--repeat``, a
   retest), the night-to-night spread of the history's night values (their standard deviation)
   beyond it; the history's location is the centre (its own error is in the standard error);
+  tonight's own declared error (each measurement's ``rel_se``, the session report's precision)
+  is added to tonight's standard error in quadrature where known: a night that could not
+  measure precisely is not called slower on the noise it declared;
 * **three rules**, each given a third of ``ALPHA_NIGHT`` (false alarms per node per healthy night,
   family-wise over the node's ``m`` variables and its score; Student's t with the history's
   degrees of freedom, so a short history asks for a larger z):
@@ -132,6 +135,7 @@ class Series:
     sessions: list = field(default_factory=list)
     current: list = field(default_factory=list)     # the night holds a session of this run
     sign: int = 0                                   # statcore.worse_sign of its unit (0: from the unit)
+    run_se: list = field(default_factory=list)      # arrays of each measurement's own standard error
 
 
 def judge_series(s: Series, m_of: Sequence[int], alpha: float = ALPHA_NIGHT,
@@ -165,7 +169,7 @@ def judge_series(s: Series, m_of: Sequence[int], alpha: float = ALPHA_NIGHT,
                                "sees": np.nan}
         if len(b) and len(ref) >= MIN_NIGHTS:
             _night_verdict(row, b, t, ref, within, int(m_of[t]), alpha, (val, ks, usable, zs, cus), rows,
-                           min_loss)
+                           min_loss, _run_var(s, t))
         # a night beyond the two-nights bound is out of the history of the nights after it, too:
         # the first night of a step must not widen the spread the second is judged by
         watched = bool(row.get("beyond2")) and np.isfinite(row["z"]) and row["z"] > row["b2"]
@@ -190,6 +194,17 @@ def _in_units(out: pd.DataFrame, s: Series) -> pd.DataFrame:
     return out
 
 
+def _run_var(s: Series, t: int) -> float:
+    """The variance night ``t``'s value owes to its measurements' own declared errors (the session
+    report's precision, statcore.run_variance over its k measurements); 0 where none is known."""
+    if t >= len(s.run_se):
+        return 0.0
+    se = np.asarray(s.run_se[t], dtype=float)
+    k = int(np.isfinite(np.asarray(s.nights[t], dtype=float)).sum())
+    v = float(sc.run_variance(se[None, :], 1)[0]) if se.size else math.nan
+    return v / max(k, 1) if math.isfinite(v) else 0.0
+
+
 def _within(nights: list, ref: np.ndarray) -> float:
     """The within-night spread of the history's nights with several measurements (statcore.within)."""
     groups = [nights[i] for i in ref if np.isfinite(np.asarray(nights[i], dtype=float)).sum() >= 2]
@@ -197,12 +212,14 @@ def _within(nights: list, ref: np.ndarray) -> float:
 
 
 def _night_verdict(row: dict, b: np.ndarray, t: int, ref: np.ndarray, within: float, m: int, alpha: float,
-                   state: tuple, rows: list, min_loss: float = 0.0) -> None:
+                   state: tuple, rows: list, min_loss: float = 0.0, run_var: float = 0.0) -> None:
     """Night ``t``'s verdict against its history ``ref`` into ``row``: a confirmed step, two
     nights beyond the second bound, a suspect, or a CUSUM drift (``state``: the series' value,
-    k, usable, z and CUSUM arrays, z and CUSUM filled in for night t)."""
+    k, usable, z and CUSUM arrays, z and CUSUM filled in for night t).  ``run_var``: the variance
+    tonight's value declares of its own (its measurements' precision), added to its standard error."""
     val, ks, usable, zs, cus = state
     med, se = _centre(val[ref], ks[ref], within, ks[t])
+    se = math.sqrt(se ** 2 + run_var)
     z = (val[t] - med) / se
     b1, b2 = bounds(m, len(ref) - 1, alpha)
     zs[t] = z
@@ -382,6 +399,8 @@ def _variable_nights(nkey: tuple, vkey: tuple, var_df: pd.DataFrame, healthy: pd
         s.healthy.append(bool(healthy[n]))
         s.sessions.append(str(g["session"].iloc[0]))
         s.current.append(bool(g["current"].any()) if "current" in g else True)
+        s.run_se.append(pd.to_numeric(g["rel_se"], errors="coerce").to_numpy(dtype=float) if "rel_se" in g
+                        else np.full(len(g), np.nan))
     res = judge_series(s, [int(m_of[n]) for n in nights], alpha)
     res["night"] = nights
     for col, v in zip(VAR_KEY, s.key):

@@ -13,7 +13,10 @@ For one variable:
   freedom), with a class file pooled with the class's unless an F test says the session is
   noisier (``combine``); never below the floor;
 * a node's **value**: statcore.location of its repeats at ``W`` (a transient repeat is skipped, a
-  node slow in most repeats is slow);
+  node slow in most repeats is slow); its own variance in ``z``: ``W``'s share for its k repeats,
+  never below the runs' own declared standard errors (``run_se``, statcore.own_variance: it only
+  widens a node's standard error; the between spread, the centre and the bound's degrees of
+  freedom are the repeats' own, as without it);
 * the **centre** of each node: the location of the *other* nodes' values (the class file's centre
   where the session sits where the class does);
 * the **between** spread: the other nodes' spread beyond their within part, counted only where an
@@ -81,7 +84,8 @@ class ClassNoise:
 @dataclass
 class Judgement:
     """One variable judged: per node (arrays) value, centre, z, bound, se, loss, df, k,
-    detectable, tail (statcore.tail_p), flag; per variable the spreads it was judged at, whether it
+    detectable, tail (statcore.tail_p), flag, run_se (the root mean square of its repeats' own
+    standard errors, NaN unknown); per variable the spreads it was judged at, whether it
     could be judged at all (``why`` not: a bimodal measurement, too few nodes) and its modes."""
     value: np.ndarray
     centre: np.ndarray
@@ -104,6 +108,7 @@ class Judgement:
     shifted: bool = False
     modes: sc.Modes | None = None
     notes: list[str] = field(default_factory=list)
+    run_se: np.ndarray | None = None
 
     @property
     def has(self) -> np.ndarray:
@@ -183,12 +188,13 @@ def _rank_p(b: np.ndarray, which: np.ndarray, ref: np.ndarray, cls: ClassNoise |
 
 def judge(b: np.ndarray, m: np.ndarray | int, alpha: float = sc.ALPHA, min_loss: float = 0.02,
           cls: ClassNoise | None = None, power: float = sc.POWER, loss_test: bool = True,
-          confirm: bool = True) -> Judgement:
+          confirm: bool = True, run_se: np.ndarray | None = None) -> Judgement:
     """One variable of every node (``b``: badness, nodes x repeats, NaN padded) judged against the
     fleet (the module's docstring); ``m``: how many variables each node is judged on;
     ``loss_test`` False: no min_loss (a variable whose badness is no logarithm, e.g. the node
     score of acceptance); ``confirm`` False: no distribution-free confirmation (a screening,
-    whose flags are suspects to retest)."""
+    whose flags are suspects to retest); ``run_se``: each repeat's own standard error of its
+    badness (like ``b``, NaN unknown), a floor of each node's variance (statcore.own_variance)."""
     b = np.asarray(b, dtype=float)
     n = b.shape[0]
     k = np.isfinite(b).sum(axis=1)
@@ -205,13 +211,13 @@ def judge(b: np.ndarray, m: np.ndarray | int, alpha: float = sc.ALPHA, min_loss:
     bb, bdf, b_src = _between(spread, nc, mean_own, wdf, cls)
     shifted = cls is not None and _class_shifted(x, ref, mean_own, bb, cls)
     use_class = cls is not None and not shifted
-    if use_class:
+    if use_class and cls is not None:
         c, nc = np.full(n, cls.centre), np.full(n, float(max(cls.nodes, cls.between_df + 1, 2)))
     with sc._quiet():
         centre_var = (mean_own + bb ** 2) / nc
-        a_part, b_part = own_var, np.full(n, bb ** 2) + centre_var
-        se = np.sqrt(a_part + b_part)
-        df = sc.satterthwaite([a_part, b_part], [np.full(n, wdf), np.full(n, bdf)])
+        b_part = np.full(n, bb ** 2) + centre_var
+        se = np.sqrt(sc.own_variance(k, w, run_se) + b_part)  # the bound's df: the estimated spreads'
+        df = sc.satterthwaite([own_var, b_part], [np.full(n, wdf), np.full(n, bdf)])
         bnd = sc.bound(alpha / TAIL, np.broadcast_to(np.clip(m, 1, None), (n,)), df)
         z = (x - c) / se
         loss = sc.shift_to_loss(x - c)
@@ -229,7 +235,8 @@ def judge(b: np.ndarray, m: np.ndarray | int, alpha: float = sc.ALPHA, min_loss:
     return Judgement(value=x, centre=c, z=z, bound=bnd, se=se, loss=loss, df=df, k=k,
                      detectable=np.where(few, np.nan, detectable), tail=tail, flag=flag, within=w,
                      within_df=wdf, between=bb, between_source=b_src, session_within=w_s.value,
-                     judgeable=judgeable, why=why, shifted=shifted, modes=modes)
+                     judgeable=judgeable, why=why, shifted=shifted, modes=modes,
+                     run_se=np.sqrt(sc.run_variance(run_se, n)))
 
 
 def _confirmed(b: np.ndarray, by_tail: np.ndarray, beyond: np.ndarray, ref: np.ndarray,

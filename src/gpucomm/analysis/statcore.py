@@ -21,6 +21,8 @@ numbers and dataclasses out; scipy and numpy where they have the function.
   (``CONSTANTS``, simulated and committed: ``constants_table``), with its degrees of freedom.
 * **the bound** (``bound``): Student's t quantile at ``alpha / m`` (Bonferroni over a node's ``m``
   variables) with the degrees of freedom of the spreads it rests on (``satterthwaite``).
+* **a value's own precision** (``own_variance``): the within-run standard error a run declared
+  for its value (the session report's ``precision``) floors a group's variance, never lowers it.
 * **what it can see** (``detectable_loss``): the loss found with probability ``POWER`` at a bound.
 * **two modes** (``modes``): a variable whose repeats sit in two separated groups; a bimodal
   *measurement* where single nodes' repeats straddle both, a slow *group* of nodes where they do not.
@@ -340,6 +342,33 @@ def location_sd(k: int | np.ndarray) -> Any:
         out = np.where(kk <= 1, 1.0, _by_k(np.clip(kk, 2, None), "location_sd"))
         return np.where(kk < 1, np.nan, out)
     return 1.0 if int(k) <= 1 else constant(int(k), "location_sd")
+
+
+def run_variance(run_se: np.ndarray | None, n: int) -> np.ndarray:
+    """Per group (rows of ``run_se``: each repeat's own standard error of its badness, the
+    within-run precision a run declared, NaN where unknown): the mean of the known ones squared,
+    NaN where none is known; ``n`` NaN where ``run_se`` is None."""
+    if run_se is None:
+        return np.full(n, np.nan)
+    se = np.asarray(run_se, dtype=float)
+    se = np.where(np.isfinite(se) & (se >= 0), se, np.nan)
+    with _quiet():
+        return np.nanmean(se ** 2, axis=-1) if se.size else np.full(n, np.nan)
+
+
+def own_variance(k: int | np.ndarray, within_spread: float, run_se: np.ndarray | None = None) -> Any:
+    """The variance of a group's value (``location`` of its k repeats): ``location_sd(k) *
+    within_spread`` squared, never below the runs' own declared error, the mean of their squared
+    standard errors over k (``run_variance``).  The within-run error explains little of the
+    repeat-to-repeat noise (a launch carries a level of its own), so it only widens: at k = 1,
+    where no within spread exists, it is all a group's value is known to; unknown, nothing changes."""
+    base = (location_sd(k) * within_spread) ** 2
+    kk = np.asarray(k, dtype=float)
+    run = run_variance(run_se, int(np.size(kk))).reshape(np.shape(kk)) if run_se is not None else np.nan
+    with _quiet():
+        floor = np.where(kk >= 1, run / np.clip(kk, 1, None), np.nan)
+    out = np.fmax(base, floor)
+    return float(out) if np.ndim(out) == 0 else out
 
 
 # -- the bound and what it sees ------------------------------------------------------------------

@@ -31,7 +31,20 @@ from typing import Any
 
 import pandas as pd
 
-from ...contract import NOISE_FILES, PER_RUN_ENV, RESULT_TAG, RESULTS_FILE, STDOUT_FILE, parse_output
+from ...contract import (
+    NOISE_FILES,
+    PER_RUN_ENV,
+    PREC_CI,
+    PREC_P10,
+    PREC_REL_SE,
+    PREC_SAMPLES,
+    PREC_STOPPED,
+    PRECISION_FIELD,
+    RESULT_TAG,
+    RESULTS_FILE,
+    STDOUT_FILE,
+    parse_output,
+)
 from . import ALL_SESSIONS
 
 #: a test case within a session: its check (``test``, ReFrame's name) and its variant (``case``,
@@ -105,7 +118,11 @@ UNKNOWN = "unknown"
 PERF_COLUMNS = ["time", "session", "system", "partition", "environ", "test", "case", "node", "repeat", "nodes",
                 "software", "var", "value",
                 "unit", "ref", "lower", "upper", "var_result", "result", "op", "method", "tool", "nranks",
-                "history", "kind", "source", "fail_phase"]
+                "history", "kind", "source", "fail_phase", "rel_se", "ci_low", "ci_high", "p10", "samples", "stopped"]
+#: the perf frame's columns of a value's own precision (contract.PRECISION_FIELD; None/NaN: unknown):
+#: rel_se, the standard error of log(value) (the verdicts' within-run noise); the median's 95 %
+#: interval (ci_low, ci_high) and p10 in the variable's unit; the timed samples; why sampling stopped
+PRECISION_COLUMNS = ("rel_se", "ci_low", "ci_high", "p10", "samples", "stopped")
 
 
 def _concat(frames, columns):
@@ -502,10 +519,26 @@ def _perf_rows(tc, case):
         if not isinstance(val, (list, tuple)) or len(val) < 5:
             continue
         value, ref, lower, upper, unit = val[:5]
-        perf.append({**case, "var": key.rsplit(":", 1)[-1], "value": value, "raw": value, "unit": unit,
+        var = key.rsplit(":", 1)[-1]
+        perf.append({**case, "var": var, "value": value, "raw": value, "unit": unit,
                      "ref": ref, "lower": lower, "upper": upper,
-                     "var_result": val[5] if len(val) > 5 else None})
+                     "var_result": val[5] if len(val) > 5 else None, **precision_of(tc, var)})
     return perf
+
+
+def precision_of(tc: dict[str, Any], var: str) -> dict[str, Any]:
+    """The precision columns (PRECISION_COLUMNS) of perf variable ``var`` of a test case: its
+    ``precision`` record's entry (contract.PRECISION_FIELD: the within-run standard error of
+    log(value), the median's 95 % interval, the p10, the samples and why sampling stopped); None
+    where the check recorded none (a native tool's variable, an older report): precision unknown."""
+    rec = tc.get(PRECISION_FIELD)
+    entry = rec.get(var) if isinstance(rec, dict) else None
+    if not isinstance(entry, dict):
+        return dict.fromkeys(PRECISION_COLUMNS)
+    ci = entry.get(PREC_CI)
+    low, high = (ci[0], ci[1]) if isinstance(ci, (list, tuple)) and len(ci) == 2 else (None, None)
+    return {"rel_se": entry.get(PREC_REL_SE), "ci_low": low, "ci_high": high, "p10": entry.get(PREC_P10),
+            "samples": entry.get(PREC_SAMPLES), "stopped": entry.get(PREC_STOPPED)}
 
 
 def _numbers_only(data, path, perf):
@@ -520,7 +553,7 @@ def _numbers_only(data, path, perf):
 
 
 def _numeric(df):
-    for col in ("time", "value", "ref", "lower", "upper"):
+    for col in ("time", "value", "ref", "lower", "upper", "rel_se", "ci_low", "ci_high", "p10", "samples"):
         if col in df:
             df[col] = pd.to_numeric(df[col], errors="coerce")
     return df

@@ -2,7 +2,8 @@
 GPU or GCD), by each method of the paper.
 
 Perf variables: latency_8B (us), goodput_1MiB, goodput_64MiB, goodput_1GiB (the paper's
-goodput) and busbw_1GiB (nccl-tests' bus bandwidth), GB/s.
+goodput) and busbw_1GiB (nccl-tests' bus bandwidth), GB/s; busbw_1GiB only where it is not the
+goodput again (all-reduce on more than 2 ranks: gpucomm.rfm.base.copied_points).
 """
 
 import reframe as rfm

@@ -10,7 +10,7 @@ import pytest
 from gpucomm.constants import PAIRS_ROUNDS
 from gpucomm.contract import read_run as read_records
 from gpucomm.pairs import pair_class, tournament
-from gpucomm.rfm.pairmatrix import case_count
+from gpucomm.rfm.pairmatrix import alone_in_round, case_count
 from reframe_helpers import clean_env, job_script, reframe, report_cases
 
 ROOT_OK = {"OMPI_ALLOW_RUN_AS_ROOT": 1, "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": 1}
@@ -30,6 +30,12 @@ def test_tournament_covers_every_pair_once_in_disjoint_rounds(n):
     for r in rounds:
         ranks = [x for p in r for x in p]
         assert len(ranks) == len(set(ranks)) and len(r) == n // 2
+
+
+@pytest.mark.parametrize("n,alone", [(2, [[0, 1]]), (3, [[1, 2], [0, 2], [0, 1]]), (4, []), (5, [])])
+def test_pairs_alone_in_their_round(n, alone):
+    """2 or 3 ranks: every round holds one pair, its single case again (no conc_* variables)."""
+    assert alone_in_round(n) == alone
 
 
 def test_pair_classes():
@@ -156,8 +162,12 @@ def test_slow_pair_fails_the_check_naming_that_pair(tmp_path):
     assert run.returncode != 0
     assert case["result"] == "fail" and case["fail_phase"] == "performance", case["fail_reason"]
     reason = case["fail_reason"]
-    for var in ("uni_1MiB_0-1=", "bidir_1MiB_0-1=", "min_pair_uni_1MiB="):
+    for var in ("uni_1MiB_0-1=", "bidir_1MiB_0-1="):
         assert var in reason, reason
+    # one pair: no variable that copies another (its round is its single case again; the
+    # slowest pair is that pair)
+    perf = {k.split(":")[-1] for k in case["perfvalues"]}
+    assert not [k for k in perf if k.startswith(("conc_", "min_pair_"))], sorted(perf)
     # the reverse direction was not slowed: far faster than the slowed one
     assert _value(case, "uni_1MiB_1-0") > 2 * _value(case, "uni_1MiB_0-1"), case["perfvalues"]
 
@@ -233,6 +243,8 @@ def test_lumi_pairs_get_their_class_reference(tmp_path):
     assert perf["uni_256MiB_0-1"][1] == 150.0 and perf["uni_256MiB_7-6"][1] == 150.0
     assert perf["uni_256MiB_0-6"][1] == 80.0 and perf["uni_256MiB_0-2"][1] == 40.0
     assert perf["min_pair_uni_256MiB"][1] == 40.0
+    # 4 pairs in each round: the rounds' variables are their own measurements
+    assert sum(k.startswith("conc_uni_256MiB_") for k in perf) == 28
     assert perf["bidir_256MiB_0-1"][1] == 0  # no reference given
     assert sum(k.startswith("uni_256MiB_") for k in perf) == 56
 

@@ -43,6 +43,7 @@ from ..constants import (
 )
 from ..contract import PAYLOAD_OPTIONS, PERF_POINTS, RESULTS_FILE
 from ..errors import GpucommError
+from ..metrics import busbw_GBps, goodput_GBps
 from ..sizes import parse_sizes
 from . import setvars
 from .availability import gpus_per_node, missing_mpi, selection, unavailable, warn_unselected
@@ -54,6 +55,25 @@ from .sanity import ccl_net_ok, memory_cap, payload_ok, point_value, preflight_o
 from .scope import DistributeScope
 from .software import SoftwareRecord
 from .watch import WatchRun
+
+
+def copied_points(op, nranks, points):
+    """The names of ``points`` whose value is by construction another's, left out of the perf
+    variables (a copy weighs twice in a verdict): a bus bandwidth beside the goodput of the same
+    size where gpucomm.metrics makes the two one number for ``op`` on ``nranks`` ranks (all-to-all:
+    always, S (n-1) / t both; all-reduce: 2 ranks, where 2(n-1)/n is 1)."""
+    goodput = {size for size, key, _ in points.values() if key == "goodput_GBps"}
+    out = set()
+    for name, (size, key, _) in points.items():
+        if key != "busbw_GBps" or size not in goodput:
+            continue
+        try:
+            same = math.isclose(busbw_GBps(op, size, 1.0, nranks), goodput_GBps(op, size, 1.0, nranks))
+        except ValueError:  # an operation without the paper's goodput
+            same = False
+        if same:
+            out.add(name)
+    return out
 
 
 def contact():
@@ -516,8 +536,9 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode, RunLock, W
 
     def perf_functions(self):
         swept = set(self.measured_sizes())
+        copies = copied_points(self.op, self.num_tasks, self.perf_points)
         return {name: sn.make_performance_function(point_value(str(self.stdout), size, key), unit)
-                for name, (size, key, unit) in self.perf_points.items() if size in swept}
+                for name, (size, key, unit) in self.perf_points.items() if size in swept and name not in copies}
 
     def precision_records(self):
         """Each perf point's record (perf_functions reads the same: point_value)."""

@@ -9,10 +9,17 @@ Perf variables, for each swept size of ``perf_sizes`` (label L, e.g. 256MiB) and
   (its concurrent round); ``min_pair_uni_L`` / ``min_pair_bidir_L``: the slowest single pair;
 * ``latency_8B_i-j``: ping-pong latency i -> j (us), where 8 B is swept.
 
+No variable copies another (each would weigh twice in a verdict, whose tolerances grow with the
+number of variables judged): a pair alone in its round (2 or 3 ranks: every round holds one pair)
+runs the same case as its single one (i -> j, and i <> j), so its ``conc_*`` variables are left
+out where the single pairs run; and a matrix of one pair (2 ranks) has no ``min_pair_*``, whose
+value is one of its pair's variables under the same reference.
+
 With ``pair_scope=rounds`` (the default of a node pair matrix, below) the payload runs the
 concurrent rounds only (``--pairs rounds``: every pair once, n-1 rounds), and the variables are
 the rounds': ``conc_uni_L_i-j``, ``conc_bidir_L_i-j``, ``conc_latency_8B_i-j`` (the pair's half
-round trip while its round runs, us) and ``min_pair_conc_uni_L`` / ``min_pair_conc_bidir_L``.
+round trip while its round runs, us) and ``min_pair_conc_uni_L`` / ``min_pair_conc_bidir_L``
+(more than one pair only).
 
 A pair whose GPUs have no peer access (the payload's p2p probe) gets the suffix ``_nop2p``, so
 that a failure names the reason with the pair.
@@ -89,6 +96,11 @@ def min_pair_value(stdout, size, mode, scope="single"):
     if scope == "single":
         return min(rec["goodput_GBps"] for rec in records)
     return min(p["goodput_GBps"] for rec in records for p in rec["pair_results"])
+
+def alone_in_round(n):
+    """The pairs of ``n`` ranks that run alone in their concurrent round (every pair for 2 or 3
+    ranks): such a round is the pair's single case again (i -> j and i <> j, the others idle)."""
+    return [r[0] for r in tournament(n) if len(r) == 1]
 
 class PairMatrixBase(GpucommCheck):
     """Every GPU of the node, every pair (see the module's docstring)."""
@@ -185,10 +197,12 @@ class PairMatrixBase(GpucommCheck):
         """[(name, base name for the reference, deferred value, unit)]: what set_perf_variables
         and set_references share; ``p2p`` ({'i-j': bool}) marks the pairs without peer access,
         ``hosts`` (by rank, a node pair matrix's) names the pairs by their nodes."""
-        n, swept, out = self.num_tasks, set(self.measured_sizes()), []
+        n, swept = self.num_tasks, set(self.measured_sizes())
+        out: list[tuple] = []
         ordered = [[i, j] for i in range(n) for j in range(n) if i != j]
         unordered = [p for p in ordered if p[0] < p[1]]
         singles = self.pairs_run() == PAIRS_ALL
+        concurrent = [p for p in unordered if not singles or p not in alone_in_round(n)]
         stdout = str(self.stdout)
 
         def name(base, pair):
@@ -207,9 +221,11 @@ class PairMatrixBase(GpucommCheck):
                 for p in pairs if singles else ():
                     out.append((name(base, p), base, p,
                                 pair_value(stdout, size, mode, "single", p, "goodput"), "GB/s"))
-                for p in unordered:
+                for p in concurrent:
                     out.append((name(f"conc_{base}", p), f"conc_{base}", p,
                                 pair_value(stdout, size, mode, "concurrent", p, "goodput"), "GB/s"))
+                if len(unordered) < 2:
+                    continue  # one pair: its own variables say it all
                 if singles:
                     out.append((f"min_pair_{base}", base, None, min_pair_value(stdout, size, mode), "GB/s"))
                 else:

@@ -149,8 +149,12 @@ def test_default_iterations(mpirun):
     run = mpirun(2, "pingpong", "--method", "host", "--sizes", "8,2M", "--quiet")
     records, _ = records_of(run.stdout)
     small, big = records[8], records[2 << 20]
-    assert (small["iters"], small["warmup"], small["batch"], small["samples"]) == (1000, 100, 20, 50)
-    assert (big["iters"], big["warmup"], big["batch"], big["samples"]) == (50, 5, 5, 10)
+    # the default iterations are the least a size runs: blocks are added to the precision target
+    # (contract.STOP_WORDS says which stopped it; "iters": none added)
+    for rec, iters, warmup, batch in ((small, 1000, 100, 20), (big, 50, 5, 5)):
+        assert (rec["warmup"], rec["batch"]) == (warmup, batch)
+        assert rec["iters"] >= iters and rec["iters"] == rec["samples"] * batch, rec
+        assert (rec["iters"] == iters) == (rec["precision"]["stopped"] == "iters"), rec["precision"]
     assert small["graph"] is False and "median_us" not in run.stdout
 
 

@@ -224,9 +224,7 @@ def judge(b: np.ndarray, m: np.ndarray | int, alpha: float = sc.ALPHA, min_loss:
         detectable = sc.detectable_loss(se, bnd, power)
     tail, best = _tail(b, k, ref, cls, use_class)
     level = np.fmax(alpha / TAIL, best * (1 + 1e-9))
-    # a node of one repeat has no spread of its own: among such nodes a node needs more others
-    repeats = math.isfinite(w_s.value) and bool((k[k > 0] >= 2).all())
-    few = (nc < (MIN_NODES if repeats else MIN_NODES_ONE_REPEAT)) & (not use_class)
+    few, repeats = _few(w_s.value, k, nc, use_class)
     judgeable, why = _judgeable(modes, few, x, repeats)
     confirmed = _confirmed(b, tail <= level, z > bnd, ref, cls, use_class, alpha) if confirm \
         else np.ones(n, dtype=bool)
@@ -237,6 +235,14 @@ def judge(b: np.ndarray, m: np.ndarray | int, alpha: float = sc.ALPHA, min_loss:
                      within_df=wdf, between=bb, between_source=b_src, session_within=w_s.value,
                      judgeable=judgeable, why=why, shifted=shifted, modes=modes,
                      run_se=np.sqrt(sc.run_variance(run_se, n)))
+
+
+def _few(within: float, k: np.ndarray, nc: np.ndarray, use_class: bool) -> tuple[np.ndarray, bool]:
+    """(the nodes with too few others to be judged without a class file, whether every node has
+    repeats): a node of one repeat has no spread of its own, and among such nodes a node needs
+    MIN_NODES_ONE_REPEAT others (a within spread from other nodes' repeats says nothing of theirs)."""
+    repeats = math.isfinite(within) and bool((k[k > 0] >= 2).all())
+    return (nc < (MIN_NODES if repeats else MIN_NODES_ONE_REPEAT)) & (not use_class), repeats
 
 
 def _confirmed(b: np.ndarray, by_tail: np.ndarray, beyond: np.ndarray, ref: np.ndarray,

@@ -342,20 +342,23 @@ class IpcCopyMethod(Method):
         self.comm.Barrier()
 
     def _alltoall_on_stream(self, block):
-        """Every peer is told this rank is ready; each peer's branch waits for that peer's
-        READY, pushes its block and sets its DATA; the own block is copied on the rank's stream,
-        which then waits for every peer's DATA."""
+        """Every peer is told this rank is ready; each peer's branch (a side stream where there
+        are several) waits for that peer's READY, pushes its block and sets its DATA; the own
+        block is copied on the rank's stream, which then waits for every peer's DATA."""
         me, src, peers = self.ctx.rank, self.sendbuf.data.ptr, self.ctx.peers()
+        forked = len(peers) > 1  # one peer: its branch on the rank's stream (no fork, no join)
         for d in peers:
             self._tell(d, READY)
-        self.side.fork()
+        if forked:
+            self.side.fork()
         for d in peers:
-            stream = self.side.streams[d]
+            stream = self.side.streams[d] if forked else None
             self._take(d, READY, stream)
             self._copy(self.peer_recv[d] + me * block, src + d * block, block, stream)
             self._tell(d, DATA, stream)
         self._copy(self.recvbuf.data.ptr + me * block, src + me * block, block)
-        self.side.join()
+        if forked:
+            self.side.join()
         for s in peers:
             self._take(s, DATA)
 

@@ -1,8 +1,9 @@
 """The ipc-copy method without a GPU: every rank's "device memory" is a shared-memory file,
 an IPC handle names the file, a "copy engine" memmoves between mapped addresses at once, and
-the stream flags are plain 32-bit stores and a polling wait.  The method's own code runs
-unchanged: handle exchange, the stream-flag counts of every send, receive and exchange (push
-and pull), the host fallback, and the data validation that follows.
+the stream flags are plain 32-bit stores and a polling wait, a side stream is the host too, and
+a "graph" replays the captured steps.  The method's own code runs unchanged: handle exchange,
+the stream-flag counts of every send, receive and exchange (push and pull), the collectives'
+READY/DATA handshakes, the host fallback, and the data validation that follows.
 Usage: mpirun -np N python ipc_standin.py OP SIZES [flags-broken]
 (GPUCOMM_IPC_SYNC and GPUCOMM_IPC_MODE as for the payload; STANDIN_ARGS: more options).  Exit status as cli.main's."""
 
@@ -97,6 +98,10 @@ class SharedMemoryDevice(NumpyBackend):
         self.runtime.base[arr.data.ptr] = (path, size)
         return arr.view(dtype)[: nbytes // np.dtype(dtype).itemsize]
 
+    def capture(self, steps):
+        """A "graph" whose launch runs ``steps()`` again (capturing runs nothing, as on a GPU)."""
+        return SimpleNamespace(launch=lambda stream: steps())
+
     def pci_bus_id(self):
         return f"standin:{self.device}"
 
@@ -125,9 +130,26 @@ class PollingFlags:
             time.sleep(0)
 
 
+class HostSideStreams:
+    """The side streams of the collectives where every stream is the host (in order already)."""
+
+    def __init__(self, be, n):
+        self.streams = [SimpleNamespace(ptr=0, synchronize=lambda: None) for _ in range(n)]
+
+    def fork(self):
+        pass
+
+    def join(self):
+        pass
+
+    def synchronize(self):
+        pass
+
+
 if __name__ == "__main__":
     engine.make_backend = lambda name, device: SharedMemoryDevice(device)
     ipc_copy.StreamFlags = PollingFlags
+    ipc_copy.SideStreams = HostSideStreams
     op, sizes = sys.argv[1], sys.argv[2]
     sys.exit(cli.main([op, "--method", "ipc-copy", "--backend", "cupy", "--sizes", sizes,
                        "--iters", "30", "--warmup", "3", "--max-bandwidth", "0", "--timer", "host"]

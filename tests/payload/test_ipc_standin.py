@@ -58,3 +58,39 @@ def test_a_bad_sync_request_is_refused(mpirun):
     run = mpirun.script(2, STANDIN, "pingpong", "8", env={"GPUCOMM_IPC_SYNC": "sometimes"})
     assert run.returncode != 0 and "bad GPUCOMM_IPC_SYNC='sometimes'" in run.stderr
     assert "Traceback" not in run.stderr
+
+
+@pytest.mark.parametrize("n,op,env,sync,graphed", [
+    (2, "allreduce", {}, "stream", True),
+    (3, "allreduce", {}, "stream", True),
+    (2, "alltoall", {}, "stream", True),
+    (3, "alltoall", {}, "stream", True),
+    (3, "alltoall", {"STANDIN_ARGS": "--graph off"}, "stream", False),
+    (2, "allreduce", {"GPUCOMM_IPC_SYNC": "host"}, "host", False),
+    (3, "alltoall", {"GPUCOMM_IPC_SYNC": "host"}, "host", False),
+])
+def test_ipc_copy_collectives_handshake_on_the_stream_and_validate(mpirun, n, op, env, sync, graphed):
+    """The collectives' READY/DATA handshakes (fixed 0/1 values, cleared by the waiter) hold
+    over repeated "graph" launches and sizes on 2 and 3 ranks; host signalling keeps the
+    barrier path; the device-driven path warms up by its own floor, the host path by --warmup."""
+    run = mpirun.script(n, STANDIN, op, "8,4K,1M", env=env)
+    assert run.returncode == 0, run.stdout + run.stderr
+    recs = _records(run.stdout)
+    assert len(recs) == 3 and all(r["validated"] and r["peer_sync"] == sync for r in recs), recs
+    assert all(r["graph"] is graphed for r in recs)
+    warm = [r["warmup"] for r in recs]
+    assert warm == ([100, 100, 50] if sync == "stream" else [3, 3, 3])
+
+
+def test_ipc_copy_collectives_catch_a_corrupt_byte_on_the_stream_path(mpirun):
+    run = mpirun.script(2, STANDIN, "allreduce", "4K", env={"GPUCOMM_TEST_CORRUPT": "1:4096"})
+    assert run.returncode == 4, run.stdout + run.stderr
+    assert "all-reduce result wrong at size 4096 B" in run.stderr
+
+
+def test_ipc_copy_collectives_without_stream_flags_fall_back_to_the_barrier(mpirun):
+    run = mpirun.script(2, STANDIN, "alltoall", "8,4K", "flags-broken")
+    assert run.returncode == 0, run.stdout + run.stderr
+    recs = _records(run.stdout)
+    assert len(recs) == 2 and all(r["validated"] and not r["graph"] for r in recs)
+    assert all(r["peer_sync"].startswith("host (stream flags unavailable: ") for r in recs)

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..constants import (
     CCL,
+    IPC_COPY,
     LOOP_AUTO,
     PRECISION_CAP_S,
     PRECISION_LATENCY_MAX,
@@ -434,6 +435,7 @@ def _measure(run, size, case):
     t_size = time.perf_counter()
     iters = cfg.iters or op.fixed_iters or default_iters(size)
     warmup = cfg.warmup if cfg.warmup is not None else max(2, iters // 10)
+    warmup = max(warmup, method.min_warmup(size)) if warmup else 0  # the path's own floor
     _collective(lambda: (op.prepare(size), method.prepare(size)), comm)
     warm = _warm_up(run, size, warmup)
     if cfg.budget and warmup:
@@ -614,7 +616,8 @@ def _graph_wanted(cfg, method, backend):
     if cfg.graph == "on" and not capable and not cfg.sweep:
         raise collective(GpucommError(
             f"--graph on: method {cfg.method} synchronises through the host in every iteration "
-            f"(only {CCL}'s iterations are all device work); use --graph auto or off"))
+            f"(all device work: {CCL}'s iterations, {IPC_COPY}'s collectives with stream flags); "
+            "use --graph auto or off"))
     return capable and cfg.graph != "off"
 
 

@@ -3,8 +3,8 @@
 * ``host``: time.perf_counter around the iteration, after the method has completed all its
   work (stream synchronised); what every method can use.
 * ``device``: CUDA/HIP events recorded on the rank's stream around the iteration, for methods
-  whose whole iteration is device work queued on that stream (ccl; ipc-copy's point-to-point
-  signalled through stream flags): the host's launch latency stays out, the device-side wait
+  whose whole iteration is device work queued on that stream (ccl; ipc-copy signalled through
+  stream flags): the host's launch latency stays out, the device-side wait
   for the peer stays in.
 """
 
@@ -63,6 +63,6 @@ def make_timer(name, backend, method):
     if not device_timed(backend, method):
         raise collective(GpucommError(
             f"--timer device needs a method whose iteration is all device work on one stream "
-            f"({CCL}, {IPC_COPY}'s point-to-point with stream flags); {method.name} synchronises "
+            f"({CCL}, {IPC_COPY} with stream flags); {method.name} synchronises "
             "through the host"))
     return DeviceTimer(backend, method)

@@ -22,7 +22,7 @@ ACK_BYTES = 4
 class Method:
     """A way of moving bytes between ranks.  The engine makes one per run (``Method(ctx)``,
     collective: a capability check raises CapabilityError with the reason), then calls
-    ``allocate``, ``setup``, ``meta``, per size ``prepare``, ``sync`` after every warm-up
+    ``allocate``, ``setup``, ``meta``, per size ``min_warmup`` and ``prepare``, ``sync`` after every warm-up
     iteration and timed sample, and ``close`` at the end; the operation calls the transfers
     (``methods/__init__.py`` lists them; those a method lacks raise CapabilityError).  The
     attributes below are what the engine reads; a method sets them on its class, or on itself
@@ -67,6 +67,12 @@ class Method:
     def setup(self, sendbuf: Any, recvbuf: Any) -> None:
         """Collective, once: bind the buffers, exchange handles, make communicators."""
         self.sendbuf, self.recvbuf = sendbuf, recvbuf
+
+    def min_warmup(self, nbytes: int) -> int:
+        """The fewest untimed iterations a size of this method needs to reach its steady state
+        (0: the engine's count, --warmup's or its default, stands); raises any count but
+        --warmup 0."""
+        return 0
 
     def prepare(self, nbytes: int) -> None:
         """Once per size, outside the timed region."""

@@ -13,9 +13,19 @@
     size; the paper's scheme);
   - ``auto``: stream, else host with the reason in the output;
 * all-to-all: every rank pushes block d into rank d's receive buffer (one stream per peer so
-  the copies run concurrently), waits, then an MPI barrier ends the iteration;
+  the copies run concurrently);
 * all-reduce: the paper's naive scheme: rank 0 pulls every rank's buffer by peer copy, sums
-  them with one GPU reduction, pushes the result into every rank's receive buffer.
+  them on its GPU, pushes the result into every rank's receive buffer.
+
+The collectives with stream flags are device work on the rank's stream (its side streams
+forked from it and joined back), with no host in the iteration: the engine captures a sample's
+iterations into one CUDA/HIP graph and times it with device events, as it does ccl's.  Their
+flags are 0/1 handshakes that the waiting rank clears (the values a graph captures must hold
+at every replay), two per pair and iteration (collective_step): "ready" (the receiver has
+cleared what it waited on last time, so it may be written to and signalled again) and "data"
+(the sender's copies into it are done).  With host signalling (GPUCOMM_IPC_SYNC=host, or flags
+unavailable) the collectives are the paper's: driven from Python, every iteration ended by
+stream synchronisations and an MPI barrier, host-timed.
 
 Every rank must see the peers' GPUs (no per-rank CUDA_VISIBLE_DEVICES isolation) and the GPUs
 must be able to access each other; the handles opened are those of the ranks the operation
@@ -23,6 +33,7 @@ exchanges with (its peers()), which must run on this rank's node.
 """
 
 import os
+from typing import Any
 
 import numpy as np
 
@@ -33,9 +44,49 @@ from ..streamsync import StreamFlags
 from .base import Method
 
 SYNC_MODES = ("auto", "stream", "host")
-#: operations made of point-to-point transfers (send/recv/exchange); all-to-all and all-reduce
-#: end every iteration with an MPI barrier anyway
+#: operations made of point-to-point transfers (send/recv/exchange): counts in the flags
 P2P_OPS = (PINGPONG, BW, MULTI_PINGPONG, PAIR_MATRIX)
+#: the collectives: 0/1 handshakes in the flags, the iteration a graph can capture
+COLLECTIVES = (ALLREDUCE, ALLTOALL)
+#: the two flags of a pair in a collective (a flag's slot: kind * nranks + source rank)
+READY, DATA = 0, 1
+
+
+def warmup_floor(nbytes):
+    """Untimed iterations a device-driven collective needs before its graph is timed, by size
+    (the first compiles the reduction, maps the peers' memory and ramps the clocks; latency-
+    bound sizes need many to reach a steady state): about a millisecond or more of the path."""
+    if nbytes <= 64 << 10:
+        return 100
+    if nbytes <= 1 << 20:
+        return 50
+    return 10
+
+
+class SideStreams:
+    """One stream per peer, forked from the rank's stream and joined back into it by events:
+    the peers' copies run concurrently, and a graph captures them as parallel branches."""
+
+    def __init__(self, be, n):
+        cuda = be.xp.cuda
+        self.main = be.stream
+        self.streams = [cuda.Stream(non_blocking=True) for _ in range(n)]
+        self._fork = cuda.Event(disable_timing=True)
+        self._joins = [cuda.Event(disable_timing=True) for _ in range(n)]
+
+    def fork(self):
+        self._fork.record(self.main)
+        for s in self.streams:
+            s.wait_event(self._fork)
+
+    def join(self):
+        for s, ev in zip(self.streams, self._joins):
+            ev.record(s)
+            self.main.wait_event(ev)
+
+    def synchronize(self):
+        for s in self.streams:
+            s.synchronize()
 
 
 def sync_request():
@@ -50,6 +101,9 @@ class IpcCopyMethod(Method):
     backends = ("cupy",)
     #: the peers' buffers this rank opened (setup), closed by close
     _opened = ()
+    #: all-to-all's side streams (SideStreams) and all-reduce's rows on rank 0 (prepare)
+    side: Any = None
+    stack: Any = None
 
     def setup(self, sendbuf, recvbuf):
         super().setup(sendbuf, recvbuf)
@@ -57,7 +111,7 @@ class IpcCopyMethod(Method):
         error = None
         self.sync_mode = sync_request()
         self.on_stream, self.peer_sync = False, "host"
-        flagged = self.sync_mode != "host" and self.ctx.op_name in P2P_OPS
+        flagged = self.sync_mode != "host" and self.ctx.op_name in P2P_OPS + COLLECTIVES
         flag_handle, flag_error = self._make_flags() if flagged else (None, None)
         try:
             mine = (bytes(rt.ipcGetMemHandle(sendbuf.data.ptr)), bytes(rt.ipcGetMemHandle(recvbuf.data.ptr)),
@@ -77,19 +131,18 @@ class IpcCopyMethod(Method):
         self.peer_recv[self.ctx.rank] = recvbuf.data.ptr
         if flagged:
             self._setup_flags(peers, handles, flag_error)
-        self.streams = None
-        self.stack = None
         mode = os.environ.get("GPUCOMM_IPC_MODE", "push").strip().lower() or "push"
         if mode not in ("push", "pull"):
             raise GpucommError(f"bad GPUCOMM_IPC_MODE={mode!r}: expected push or pull")
         self.pull = mode == "pull"
 
     def _make_flags(self):
-        """This rank's stream flags (one 32-bit count per source rank: how many transfers it
-        has signalled to us) and their IPC handle: (handle, None), or (None, why not)."""
+        """This rank's stream flags (point-to-point: one 32-bit count per source rank, how many
+        transfers it has signalled to us; collectives: a READY and a DATA flag per source rank)
+        and their IPC handle: (handle, None), or (None, why not)."""
         try:
             self.flags = StreamFlags(self.be.is_hip)
-            self.flag_buf = self.be.empty(max(512, 4 * self.ctx.nranks))
+            self.flag_buf = self.be.empty(max(512, 4 * 2 * self.ctx.nranks))
             self.flag_buf.fill(0)
             self.be.synchronize()
             self.flag_ptr = self.flag_buf.data.ptr
@@ -153,6 +206,8 @@ class IpcCopyMethod(Method):
         self.device_timer = True
         self.signalled = {p: 0 for p in peers}  # counts written into each peer's flag for us
         self.awaited = {p: 0 for p in peers}    # counts we have waited for from each peer
+        # a collective's iteration is all device work with fixed flag values: a graph can hold it
+        self.graph_capable = self.ctx.op_name in COLLECTIVES
 
     def _signal(self, peer):
         self.signalled[peer] += 1
@@ -246,25 +301,71 @@ class IpcCopyMethod(Method):
             self.be.stream.synchronize()
         self.notify_each_other(peer)
 
+    def min_warmup(self, nbytes):
+        """The fewest warm-up iterations of a size (the engine's hook): the device-driven
+        collectives' warmup_floor; 0 (the engine's own count) elsewhere."""
+        return warmup_floor(nbytes) if self.graph_capable else 0
+
     def prepare(self, nbytes):
         self.be.synchronize()
-        if self.ctx.op_name == ALLTOALL and self.streams is None:
-            cuda = self.be.xp.cuda
-            self.streams = [cuda.Stream(non_blocking=True) for _ in range(self.ctx.nranks)]
+        n = self.ctx.nranks
+        if self.ctx.op_name == ALLTOALL and self.side is None:
+            self.side = SideStreams(self.be, n)
         if self.ctx.op_name == ALLREDUCE and self.ctx.rank == 0 and self.stack is None:
             count = self.sendbuf.nbytes // 4
-            self.stack = self.be.xp.empty((self.ctx.nranks, count), dtype=np.float32)
+            self.stack = self.be.empty(n * count * 4, dtype=np.float32).reshape(n, count)
+
+    def _flag(self, base, kind, src):
+        """The address of flag ``kind`` (READY, DATA) from rank ``src`` in the flags at ``base``."""
+        return base + 4 * (kind * self.ctx.nranks + src)
+
+    def _tell(self, peer, kind, stream=None):
+        """Set flag ``kind`` of this rank in ``peer``'s memory, after the work queued before."""
+        self.flags.write((stream or self.be.stream).ptr, self._flag(self.peer_flags[peer], kind, self.ctx.rank), 1)
+
+    def _take(self, src, kind, stream=None):
+        """Wait until ``src`` has set flag ``kind`` here, then clear it (before any work queued
+        after it can lead ``src`` to set it again)."""
+        ptr, addr = (stream or self.be.stream).ptr, self._flag(self.flag_ptr, kind, src)
+        self.flags.wait(ptr, addr, 1)
+        self.flags.write(ptr, addr, 0)
 
     def alltoall(self, block):
+        if self.on_stream:
+            self._alltoall_on_stream(block)
+            return
         me = self.ctx.rank
         src = self.sendbuf.data.ptr
         for d in range(self.ctx.nranks):
-            self._copy(self.peer_recv[d] + me * block, src + d * block, block, self.streams[d])
-        for s in self.streams:
-            s.synchronize()
+            self._copy(self.peer_recv[d] + me * block, src + d * block, block, self.side.streams[d])
+        self.side.synchronize()
         self.comm.Barrier()
 
+    def _alltoall_on_stream(self, block):
+        """Every peer is told this rank is ready; each peer's branch (a side stream where there
+        are several) waits for that peer's READY, pushes its block and sets its DATA; the own
+        block is copied on the rank's stream, which then waits for every peer's DATA."""
+        me, src, peers = self.ctx.rank, self.sendbuf.data.ptr, self.ctx.peers()
+        forked = len(peers) > 1  # one peer: its branch on the rank's stream (no fork, no join)
+        for d in peers:
+            self._tell(d, READY)
+        if forked:
+            self.side.fork()
+        for d in peers:
+            stream = self.side.streams[d] if forked else None
+            self._take(d, READY, stream)
+            self._copy(self.peer_recv[d] + me * block, src + d * block, block, stream)
+            self._tell(d, DATA, stream)
+        self._copy(self.recvbuf.data.ptr + me * block, src + me * block, block)
+        if forked:
+            self.side.join()
+        for s in peers:
+            self._take(s, DATA)
+
     def allreduce(self, count):
+        if self.on_stream:
+            self._allreduce_on_stream(count)
+            return
         nbytes = count * 4
         if self.ctx.rank == 0:
             stack = self.stack
@@ -277,6 +378,28 @@ class IpcCopyMethod(Method):
                 self._copy(self.peer_recv[r], self.recvbuf.data.ptr, nbytes)
             self.be.stream.synchronize()
         self.comm.Barrier()
+
+    def _allreduce_on_stream(self, count):
+        """Rank 0 waits for every peer's READY, pulls every buffer, sums them (row by row,
+        element-wise: no reduction's scratch memory, which a graph could not allocate), pushes
+        the sum and sets each peer's DATA; a peer sets its READY at rank 0 and waits for DATA."""
+        if self.ctx.rank != 0:
+            self._tell(0, READY)
+            self._take(0, DATA)
+            return
+        nbytes, xp, stack, peers = count * 4, self.be.xp, self.stack, self.ctx.peers()
+        for r in peers:
+            self._take(r, READY)
+        row = stack.strides[0]
+        for r in range(self.ctx.nranks):
+            self._copy(stack.data.ptr + r * row, self.peer_send[r], nbytes)
+        out = self.recvbuf[:nbytes].view(np.float32)
+        xp.add(stack[0, :count], stack[1, :count], out=out)
+        for r in range(2, self.ctx.nranks):
+            xp.add(out, stack[r, :count], out=out)
+        for r in peers:
+            self._copy(self.peer_recv[r], self.recvbuf.data.ptr, nbytes)
+            self._tell(r, DATA)
 
     def close(self):
         for ptr in self._opened:

@@ -294,15 +294,14 @@ def run_nights(args: argparse.Namespace) -> None:
                                                                       for r in failed.itertuples()), file=log)
             blind += int((d.latest["status"] == "blind").sum())
             key = quiet[int(rng.integers(len(quiet)))]
+            hits = []
             for last in (first_step, first_step + 1):
                 d2 = drift.judge_measurements(night_frames(pool, order[:last + 1], (key, first_step)), [])
                 tk, var = key.split("\t")
                 row = d2.latest[(d2.latest["test"] == tk) & (d2.latest["var"] == var)]
-                hit = bool(len(row)) and row["status"].iloc[0] == "FAIL"
-                if last == first_step:
-                    caught1 += hit
-                else:
-                    caught2 += hit or caught1
+                hits.append(bool(len(row)) and row["status"].iloc[0] == "FAIL")
+            caught1 += hits[0]
+            caught2 += hits[0] or hits[1]
     summary = dict(pool=args.pool, within_call=args.within_call, nights=n, step_from_night=first_step,
                    trials=args.trials, nights_judged=judged_nights, false_alarm_nights=alarms,
                    false_alarms_per_node_year=round(365 * alarms / max(judged_nights, 1), 2),

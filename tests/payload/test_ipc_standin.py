@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from gpucomm.payload.methods.ipc_copy import OPT_IN_NOTE
+
 STANDIN = (Path(__file__).parents[1] / "ipc_standin.py")
 
 
@@ -63,9 +65,10 @@ def test_a_bad_sync_request_is_refused(mpirun):
 @pytest.mark.parametrize("n,op,env,sync,graphed", [
     (2, "allreduce", {}, "stream", True),
     (3, "allreduce", {}, "stream", True),
-    (2, "alltoall", {}, "stream", True),
-    (3, "alltoall", {}, "stream", True),
-    (3, "alltoall", {"STANDIN_ARGS": "--graph off"}, "stream", False),
+    (2, "alltoall", {"GPUCOMM_IPC_SYNC": "stream"}, "stream", True),
+    (3, "alltoall", {"GPUCOMM_IPC_SYNC": "stream"}, "stream", True),
+    (3, "alltoall", {"GPUCOMM_IPC_SYNC": "stream", "STANDIN_ARGS": "--graph off"}, "stream", False),
+    (2, "alltoall", {}, OPT_IN_NOTE, False),  # opt-in (ipc_copy.OPT_IN_STREAM): auto keeps the barrier
     (2, "allreduce", {"GPUCOMM_IPC_SYNC": "host"}, "host", False),
     (3, "alltoall", {"GPUCOMM_IPC_SYNC": "host"}, "host", False),
 ])
@@ -89,7 +92,7 @@ def test_ipc_copy_collectives_catch_a_corrupt_byte_on_the_stream_path(mpirun):
 
 
 def test_ipc_copy_collectives_without_stream_flags_fall_back_to_the_barrier(mpirun):
-    run = mpirun.script(2, STANDIN, "alltoall", "8,4K", "flags-broken")
+    run = mpirun.script(2, STANDIN, "allreduce", "8,4K", "flags-broken")
     assert run.returncode == 0, run.stdout + run.stderr
     recs = _records(run.stdout)
     assert len(recs) == 2 and all(r["validated"] and not r["graph"] for r in recs)

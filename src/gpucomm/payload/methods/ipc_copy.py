@@ -11,7 +11,7 @@
   - ``host``: the sender synchronises its stream and sends a one-byte MPI message, the receiver
     waits for the message: a host round trip per transfer (several us, which shows at every
     size; the paper's scheme);
-  - ``auto``: stream, else host with the reason in the output;
+  - ``auto``: stream, else host with the reason in the output (all-to-all: host, OPT_IN_STREAM);
 * all-to-all: every rank pushes block d into rank d's receive buffer (one stream per peer so
   the copies run concurrently);
 * all-reduce: the paper's naive scheme: rank 0 pulls every rank's buffer by peer copy, sums
@@ -48,6 +48,12 @@ SYNC_MODES = ("auto", "stream", "host")
 P2P_OPS = (PINGPONG, BW, MULTI_PINGPONG, PAIR_MATRIX)
 #: the collectives: 0/1 handshakes in the flags, the iteration a graph can capture
 COLLECTIVES = (ALLREDUCE, ALLTOALL)
+#: collectives whose stream path runs only where asked for (GPUCOMM_IPC_SYNC=stream): all-to-all's
+#: graph of side-stream branches took 3.4-4.3 ms an iteration on one shared H200, 10-15 times the
+#: host path (bench/results/2026-12-05-nvidia-h200/52-ipc-device-driven); its single-peer chain is
+#: not measured yet
+OPT_IN_STREAM = (ALLTOALL,)
+OPT_IN_NOTE = "host (all-to-all: stream flags only with GPUCOMM_IPC_SYNC=stream, not yet measured faster)"
 #: the two flags of a pair in a collective (a flag's slot: kind * nranks + source rank)
 READY, DATA = 0, 1
 
@@ -112,6 +118,8 @@ class IpcCopyMethod(Method):
         self.sync_mode = sync_request()
         self.on_stream, self.peer_sync = False, "host"
         flagged = self.sync_mode != "host" and self.ctx.op_name in P2P_OPS + COLLECTIVES
+        if self.ctx.op_name in OPT_IN_STREAM and self.sync_mode == "auto":
+            flagged, self.peer_sync = False, OPT_IN_NOTE
         flag_handle, flag_error = self._make_flags() if flagged else (None, None)
         try:
             mine = (bytes(rt.ipcGetMemHandle(sendbuf.data.ptr)), bytes(rt.ipcGetMemHandle(recvbuf.data.ptr)),

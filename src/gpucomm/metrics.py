@@ -28,6 +28,8 @@ Units: GB/s = 1e9 bytes/s, times in microseconds.
   (goodput: every rank's sends; busbw: one rank's, what its link carries)
 """
 
+import math
+
 GB = 1e9
 
 
@@ -169,3 +171,14 @@ def median_precision_us(times_s, blocks):
         rel_se = max(rel_se, spread / np.sqrt(blocks))
     return {"samples": n, "blocks": blocks, "ci95": [low, high],
             "p10": float(np.percentile(t, 10)), "block_spread": spread, "rel_se": float(rel_se)}
+
+
+def busbw_is_goodput(op, size, nranks):
+    """Whether nccl-tests' bus bandwidth and the paper's goodput of ``op`` are one number by
+    construction (all-to-all: S (n-1) / t both; all-reduce on 2 ranks, where 2(n-1)/n is 1): a
+    perf variable of one beside the other is a copy (rfm.base.copied_points)."""
+    try:
+        return math.isclose(busbw_GBps(op, size, 1.0, nranks), goodput_GBps(op, size, 1.0, nranks))
+    except ValueError:  # an operation without the paper's goodput
+        return False
+

@@ -43,7 +43,7 @@ from ..constants import (
 )
 from ..contract import PAYLOAD_OPTIONS, PERF_POINTS, RESULTS_FILE
 from ..errors import GpucommError
-from ..metrics import busbw_GBps, goodput_GBps
+from ..metrics import busbw_is_goodput
 from ..sizes import parse_sizes
 from . import setvars
 from .availability import gpus_per_node, missing_mpi, selection, unavailable, warn_unselected
@@ -67,11 +67,7 @@ def copied_points(op, nranks, points):
     for name, (size, key, _) in points.items():
         if key != "busbw_GBps" or size not in goodput:
             continue
-        try:
-            same = math.isclose(busbw_GBps(op, size, 1.0, nranks), goodput_GBps(op, size, 1.0, nranks))
-        except ValueError:  # an operation without the paper's goodput
-            same = False
-        if same:
+        if busbw_is_goodput(op, size, nranks):
             out.add(name)
     return out
 

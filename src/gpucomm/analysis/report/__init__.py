@@ -17,7 +17,7 @@ The verdict is ReFrame's: a test case failed (its sanity, or a perf variable out
 per-partition reference of config/references/) fails the run.  The trend against earlier runs is
 information only, flagged where a variable moved beyond its own reference bound.
 
-Writes into the output folder: ``index.html`` (self-contained: PNGs and CSVs embedded), the PNGs,
+Writes into the output folder: ``index.html`` (PNGs and CSVs up to 1 MB embedded), the PNGs,
 ``sweeps.csv``, ``nightly.csv``, ``vs_paper.csv``, ``vs_native.csv``, ``inputs.csv`` and
 ``health.txt`` (also printed, fit for a cron mail).  The folder must be new, empty, or one this
 command wrote before (it leaves a ``.gpucomm-report`` file there): a user's own files are never

@@ -14,13 +14,13 @@ NODES = 256
 #: the page of 256 nodes x 2 repeats (15,360 perf values) stays below this; before the page was
 #: folded it held every value twice (a table row and the embedded nightly.csv): about 17 MB
 PAGE_MAX = 400_000
-FAILED_NODE, OUTSIDE_NODE, QUIET_NODE = "nid00042", "nid00099", "nid00123"
+FAILED_NODE, OUTSIDE_NODE, QUIET_NODE = "nid00002", "nid00005", "nid00123"
 
 
-def batch(path):
+def batch(path, nodes=NODES):
     """A 256-node, 2-repeat session: one test case of FAILED_NODE failed in sanity, one perf value
     of OUTSIDE_NODE outside its ReFrame reference."""
-    fleetsim.main(["session", "--nodes", str(NODES), "--k", "2", "--seed", "3", "--out", str(path)])
+    fleetsim.main(["session", "--nodes", str(nodes), "--k", "2", "--seed", "3", "--out", str(path)])
     doc = json.loads(path.read_text())
     cases = doc["runs"][0]["testcases"]
     failed = next(tc for tc in cases if tc["job_nodelist"] == [FAILED_NODE])
@@ -67,3 +67,16 @@ def test_a_few_nodes_keep_every_row_and_every_line():
         "gpucomm health: PASS (x)", "PASS  100 nodes (n000 ... n099)  s:p  3 test cases each",
         "FAIL  n100  s:p  3 test cases, 1 problems", "      T [e]: fail in sanity"]
     assert tables.TREND_ROWS_MAX >= 100
+
+
+def test_one_session_a_node_says_what_the_drift_says(tmp_path):
+    """Without an earlier night of any node the report's drift part skips the judging, not its
+    words: the same lines as drift.report_part, nothing failed, no plot."""
+    from gpucomm.analysis import drift
+    from gpucomm.analysis.report import _drift_part, inputs
+    batch(tmp_path / "s.json", nodes=12)
+    _, cases, perf = inputs.load([str(tmp_path / "s.json")]).frames()
+    fast = _drift_part(perf, cases, str(tmp_path), None, drift.NIGHT_GAP_H)
+    full = drift.report_part(perf, cases, str(tmp_path), None, drift.NIGHT_GAP_H)
+    assert fast[0] == full[0] and fast[1] == full[1] == []
+    assert fast[2].failed.empty and full[2].failed.empty and fast[2].suspects.empty

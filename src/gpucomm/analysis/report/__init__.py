@@ -311,9 +311,9 @@ def _with_drift(perf, cases, sessions, nightly, out, drift_options):
 
 def _drift_part(perf, cases, out, since, night_gap):
     """drift.report_part: (lines, PNGs, the verdict); where every node has one session among the
-    inputs (a batch of new nodes: no earlier night, every variable "new", nothing to judge), the
-    same lines and verdict without judging each node's variables one by one (minutes at 1,024
-    nodes)."""
+    inputs and there is no --history (a batch of new nodes: no earlier night, every variable
+    "new", nothing to judge), the same lines and verdict without judging each node's variables
+    one by one (minutes at 1,024 nodes), and no drift.csv."""
     from .. import drift as dr, statcore as sc
     if perf.empty or not _one_session_each(perf):
         return dr.report_part(perf, cases, out, since, night_gap)
@@ -334,8 +334,10 @@ def _drift_part(perf, cases, out, since, night_gap):
 
 
 def _one_session_each(perf):
-    """Whether every node's perf values come from one session (drift.measurements' node and
-    session: a perflog line without a session is its own)."""
+    """Whether every node's perf values come from one session of this run, none from --history
+    (drift.measurements' node and session: a perflog line without a session is its own)."""
+    if "history" in perf and perf["history"].fillna(False).astype(bool).any():
+        return False
     node = perf["node"].where(perf["node"].notna(), perf["nodes"]).fillna("?").astype(str)
     session = perf["session"].fillna(perf["time"].round(0).astype(str))
     return int(session.groupby([perf["system"], perf["partition"], node]).nunique().max()) <= 1

@@ -17,7 +17,7 @@ The verdict is ReFrame's: a test case failed (its sanity, or a perf variable out
 per-partition reference of config/references/) fails the run.  The trend against earlier runs is
 information only, flagged where a variable moved beyond its own reference bound.
 
-Writes into the output folder: ``index.html`` (self-contained: PNGs and CSVs embedded), the PNGs,
+Writes into the output folder: ``index.html`` (PNGs and CSVs up to 1 MB embedded), the PNGs,
 ``sweeps.csv``, ``nightly.csv``, ``vs_paper.csv``, ``vs_native.csv``, ``inputs.csv`` and
 ``health.txt`` (also printed, fit for a cron mail).  The folder must be new, empty, or one this
 command wrote before (it leaves a ``.gpucomm-report`` file there): a user's own files are never
@@ -293,11 +293,11 @@ def run(args: argparse.Namespace, latency_max: int, heatmap_size: int | None, to
 def _with_drift(perf, cases, sessions, nightly, out, drift_options):
     """(status, health text, drift PNGs): the health verdict with the nightly drift's (a node
     slower than its own history fails a run that passed its references)."""
-    from ..drift import mark_nodes, report_part
+    from ..drift import mark_nodes
     from . import tables
     status, _ = tables.verdict(cases, sessions)
     health = tables.health(cases, nightly, sessions)
-    drift_lines, drift_pngs, drift = report_part(perf, cases, out, *drift_options)
+    drift_lines, drift_pngs, drift = _drift_part(perf, cases, out, *drift_options)
     first, _, rest = health.partition("\n")
     rest = mark_nodes(rest, drift)
     if not drift.failed.empty and status == tables.PASS:
@@ -307,6 +307,40 @@ def _with_drift(perf, cases, sessions, nightly, out, drift_options):
             f": {tables.PASS} (", f": {tables.SUSPECT} (nightly drift: {len(drift.suspects)} suspect(s) to retest; ",
             1)
     return status, "\n".join([first, *drift_lines, rest]), drift_pngs
+
+
+def _drift_part(perf, cases, out, since, night_gap):
+    """drift.report_part: (lines, PNGs, the verdict); where every node has one session among the
+    inputs and there is no --history (a batch of new nodes: no earlier night, every variable
+    "new", nothing to judge), the same lines and verdict without judging each node's variables
+    one by one (minutes at 1,024 nodes), and no drift.csv."""
+    from .. import drift as dr, statcore as sc
+    if perf.empty or not _one_session_each(perf):
+        return dr.report_part(perf, cases, out, since, night_gap)
+    dr._check_dates(perf, since)
+    df, notes = dr.measurements(perf, cases, since, night_gap)
+    latest = df.drop_duplicates(dr.VAR_KEY).reset_index(drop=True)
+    known = []
+    for row in latest.to_dict("records"):  # drift's own note where a variable has no direction
+        try:
+            known.append(bool(sc.worse_sign(row["unit"], row.get("lower"), row.get("upper"))))
+        except sc.UnknownDirection as exc:
+            known.append(False)
+            notes.append(f"{row['system']}:{row['partition']} {row['node']} {row['test']} {row['var']}: "
+                         f"not judged: {exc}")
+    latest = latest[known].assign(status="new", history=0).reset_index(drop=True)
+    d = dr.Drift(latest, latest, notes)
+    return dr.lines(d), [], d
+
+
+def _one_session_each(perf):
+    """Whether every node's perf values come from one session of this run, none from --history
+    (drift.measurements' node and session: a perflog line without a session is its own)."""
+    if "history" in perf and perf["history"].fillna(False).astype(bool).any():
+        return False
+    node = perf["node"].where(perf["node"].notna(), perf["nodes"]).fillna("?").astype(str)
+    session = perf["session"].fillna(perf["time"].round(0).astype(str))
+    return int(session.groupby([perf["system"], perf["partition"], node]).nunique().max()) <= 1
 
 
 def _warn(problems):
@@ -395,17 +429,9 @@ def _paper_line(paper, paper_problem, paper_t):
 def _folded(args, cur, nightly, native_t, native_p, paper_t, paper_line, paper_path):
     """The page's folded tables, in order: (title, table, note) each (``paper_path``: the
     paper's CSV, False where the paper comparison is off)."""
-    import pandas as pd
-
     from . import render, tables
     stat = args.paper_stat
-    shown = nightly[NIGHTLY_COLUMNS].assign(
-        change=nightly["change"].map(lambda c: f"{c:+.1%}" if pd.notna(c) else ""),
-        tolerance=nightly["tolerance"].map(lambda c: f"{c:.1%}" if pd.notna(c) else ""))
-    trend = ("This run: perf variables vs earlier runs (trend: information)", render._table(shown),
-        "ref/lower/upper: ReFrame's reference; ref-fail: outside it, part of ReFrame's verdict; "
-        "new: no earlier run; regressed/improved: moved beyond the reference's bound against the median "
-        "of earlier runs, information only; no bound: no reference and no --tolerance.")
+    trend = _trend_entry(nightly)
     return [
         trend,
         ("This run vs native tools (perf variables)", render._table(native_p),
@@ -425,6 +451,42 @@ def _folded(args, cur, nightly, native_t, native_p, paper_t, paper_line, paper_p
         ("This run: per-size results", render._table(tables.sweep_pivot(cur), index=True),
          "Median time (us) and goodput (GB/s) per size; sweeps.csv has every statistic."),
     ]
+
+
+TREND_NOTE = ("ref/lower/upper: ReFrame's reference; ref-fail: outside it, part of ReFrame's verdict; "
+              "new: no earlier run; regressed/improved: moved beyond the reference's bound against the median "
+              "of earlier runs, information only; no bound: no reference and no --tolerance.")
+
+
+def _trend_entry(nightly):
+    """The trend's folded table: (title, html, note): every perf value one per row, or, beyond
+    tables.TREND_ROWS_MAX of them (a batch of nodes), one row per variable and status
+    (tables.trend_summary) and below it only the values flagged (ref-fail, regressed, improved)."""
+    import pandas as pd
+
+    from . import render, tables
+
+    def shown(df):
+        return df[NIGHTLY_COLUMNS].assign(
+            change=df["change"].map(lambda c: f"{c:+.1%}" if pd.notna(c) else ""),
+            tolerance=df["tolerance"].map(lambda c: f"{c:.1%}" if pd.notna(c) else ""))
+    title = "This run: perf variables vs earlier runs (trend: information)"
+    if len(nightly) <= tables.TREND_ROWS_MAX:
+        return title, render._table(shown(nightly)), TREND_NOTE
+    summary = tables.trend_summary(nightly)
+    summary = summary.assign(**{"median change": summary["median change"].map(
+        lambda c: f"{c:+.1%}" if pd.notna(c) else "")})
+    flagged = nightly[nightly["status"].isin(tables.FINDINGS)]
+    nodes = nightly["nodes"].astype(str).str.split(",").explode().nunique()
+    body = (render._table(summary, table_id="trend-summary")
+            + f'<p class="note">{len(flagged)} perf values flagged (ref-fail, regressed, improved), one row each'
+            + (":" if len(flagged) else ".") + "</p>"
+            + (render._table(shown(flagged), limit=tables.TREND_ROWS_MAX, table_id="trend-flagged")
+               if len(flagged) else ""))
+    return (f"{title}: {len(nightly)} perf values of {nodes} nodes, one row per variable and status", body,
+            "Per variable and status: how many test cases and nodes, and the spread of their values; the "
+            "flagged values one row each below it; every value of every node is in nightly.csv beside this page. "
+            + TREND_NOTE)
 
 
 def _glance_note(stat, paper_line):

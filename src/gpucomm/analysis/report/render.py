@@ -296,11 +296,58 @@ def _img(path):
             f'src="data:image/png;base64,{data}">')
 
 
+#: a CSV up to this many bytes is embedded in the page; a larger one (a batch of nodes) is
+#: linked beside it, so that the page stays one a browser opens
+EMBED_MAX = 1 << 20
+
+
 def _csv_link(path):
+    """A link to the CSV: embedded up to EMBED_MAX bytes, else to the file beside the page."""
+    name = html.escape(os.path.basename(path))
+    size = os.path.getsize(path)
+    if size > EMBED_MAX:
+        return f'<a href="{name}">{name}</a> (beside this page, {size / 1e6:.0f} MB: not embedded)'
     with open(path, "rb") as fp:
         data = base64.b64encode(fp.read()).decode()
-    name = html.escape(os.path.basename(path))
     return f'<a download="{name}" href="data:text/csv;base64,{data}">{name}</a>'
+
+
+#: the health text on the page: beyond this many lines (a batch of nodes), the nodes with the
+#: same line are one line (health_folded); health.txt beside the page has every node
+HEALTH_LINES = 60
+#: failed rows listed on the page; health.txt has every one
+FAILED_ROWS = 500
+_PASS_LINE = re.compile(r"^PASS  (\S+)  (\S+)  (\d+ test cases)$")
+_NODE_LINE = re.compile(r"^nightly drift: (\S+) (\S+:\S+): (\d.*)$")
+
+
+def health_folded(text: str) -> str:
+    """The health text with the nodes that say the same thing folded into one line each (their
+    count and first and last node): the PASS lines per partition and number of test cases, the
+    drift's per-node lines per message; FAIL lines, drift failures and suspects stay one per node.
+    Unchanged up to HEALTH_LINES lines."""
+    lines = text.rstrip("\n").split("\n")
+    if len(lines) <= HEALTH_LINES:
+        return text
+    groups: dict[tuple[str, str, str], list[str]] = {}
+    out: list[str | tuple[str, str, str]] = []
+    for line in lines:
+        m = _PASS_LINE.match(line) or _NODE_LINE.match(line)
+        if not m:
+            out.append(line)
+            continue
+        key = ("PASS" if m.re is _PASS_LINE else "drift", m[2], m[3])
+        if key not in groups:
+            groups[key] = []
+            out.append(key)
+        groups[key].append(m[1])
+
+    def folded(key):
+        kind, where, what = key
+        nodes = groups[key]
+        span = nodes[0] if len(nodes) == 1 else f"{len(nodes)} nodes ({nodes[0]} ... {nodes[-1]})"
+        return f"PASS  {span}  {where}  {what} each" if kind == "PASS" else f"nightly drift: {span} {where}: {what}"
+    return "\n".join(x if isinstance(x, str) else folded(x) for x in out) + "\n"
 
 
 def _section(ident, heading, body, note=""):
@@ -317,7 +364,9 @@ def _failed(status, failed):
     """What ReFrame failed (tables.failures), one row each; one line where nothing did."""
     if len(failed):
         show = failed.assign(**{"system:partition": failed["system"] + ":" + failed["partition"]})
-        return _table(show[["nodes", "system:partition", "test", "environ", "problem"]])
+        more = (f'<p class="note">first {FAILED_ROWS} of {len(failed)} rows; health.txt beside this page lists '
+                'every one</p>' if len(failed) > FAILED_ROWS else "")
+        return _table(show[["nodes", "system:partition", "test", "environ", "problem"]].head(FAILED_ROWS)) + more
     if status == "PASS":
         return "<p>Nothing failed: ReFrame passed every test case of this run that was not skipped.</p>"
     return "<p>No test case was judged (see the verdict above).</p>"
@@ -343,8 +392,10 @@ def page(path: str, *, title: str, status: str, verdict: str, failed: pd.DataFra
         ("<ul>" + "".join(f"<li>{html.escape(t)}</li>" for t in flagged[:TREND_LINES]) + "</ul>" + more
          if flagged else "")
     parts.append(_section("failed", "What failed", _failed(status, failed) + trend_html
-                          + _folded("Health summary per node (health.txt, the mail)",
-                                    f"<pre>{html.escape(health_text)}</pre>")))
+                          + _folded("Health summary per node (health.txt, the mail)"
+                                    + (" (nodes with the same line folded into one)"
+                                       if health_folded(health_text) != health_text else ""),
+                                    f"<pre>{html.escape(health_folded(health_text))}</pre>")))
     if problems:
         items = "<ul>" + "".join(f"<li>{html.escape(p)}</li>" for p in problems) + "</ul>"
         parts.append('<section id="problems">'

@@ -276,16 +276,32 @@ def _baseline(values: pd.Series) -> float:
     return float(np.exp(sc.location(np.log(v)))) if len(v) else float("nan")
 
 
-def _bound(row, lower_better, tolerances):
+def _bound(ref, lower, upper, var, lower_better, tolerances):
     """(fraction a variable may move the worse way, where the fraction comes from): the bound of its
     ReFrame reference (upper for a time, lower for a bandwidth, relative as ReFrame's), else a
     --tolerance, else (nan, '')."""
-    thres = row["upper"] if lower_better else row["lower"]
-    if pd.notna(thres) and pd.notna(row["ref"]) and row["ref"] != 0:
+    thres = upper if lower_better else lower
+    if pd.notna(thres) and pd.notna(ref) and ref != 0:
         return abs(float(thres)), "reference"
     default, patterns = tolerances
-    frac = next((f for p, f in patterns if fnmatch.fnmatch(row["var"], p)), default)
+    frac = next((f for p, f in patterns if fnmatch.fnmatch(var, p)), default)
     return (float(frac), "--tolerance") if frac is not None else (float("nan"), "")
+
+
+_NAN = object()  # _memo's key for every NaN (no NaN equals another)
+
+
+def _memo(fn):
+    """``fn`` of a row's few distinct arguments, computed once each (a batch repeats its units,
+    bounds and variables on every node)."""
+    seen: dict = {}
+
+    def call(*args):
+        key = tuple(_NAN if isinstance(a, float) and a != a else a for a in args)
+        if key not in seen:
+            seen[key] = fn(*args)
+        return seen[key]
+    return call
 
 
 def compare(perf: pd.DataFrame, cases: pd.DataFrame,
@@ -318,8 +334,10 @@ def compare(perf: pd.DataFrame, cases: pd.DataFrame,
     cur["runs"] = cur["runs"].fillna(0).astype(int)
     if cur.empty:
         return pd.DataFrame(columns=cols)
-    lower_better = [sc.lower_is_better(u, lo, hi) for u, lo, hi in zip(cur["unit"], cur["lower"], cur["upper"])]
-    bounds = [_bound(row, lb, tolerances) for (_, row), lb in zip(cur.iterrows(), lower_better)]
+    better = _memo(sc.lower_is_better)
+    lower_better = [better(u, lo, hi) for u, lo, hi in zip(cur["unit"], cur["lower"], cur["upper"])]
+    bound = _memo(lambda ref, lo, hi, var, lb: _bound(ref, lo, hi, var, lb, tolerances))
+    bounds = [bound(*a) for a in zip(cur["ref"], cur["lower"], cur["upper"], cur["var"], lower_better)]
     cur["tolerance"] = [b for b, _ in bounds]
     cur["bound_from"] = [w for _, w in bounds]
     cur["change"] = cur["value"] / cur["baseline"] - 1
@@ -386,16 +404,32 @@ def failures(cases: pd.DataFrame, comparison: pd.DataFrame) -> pd.DataFrame:
     cols = CASE_KEY + ["nodes", "problem"]
     cur = newest(cases, CASE_KEY)
     ref_fail = comparison[comparison["status"] == "ref-fail"] if len(comparison) else comparison
+    outside: dict[tuple, list[str]] = {}
+    for row in ref_fail.to_dict("records"):
+        outside.setdefault(_key(row[k] for k in CASE_KEY), []).append(
+            f"{row['var']} = {_fmt(row['value'], row['unit'])} outside its ReFrame reference{_ref_text(row)}")
+    ran = cur[cur["result"] != "skip"]
+    bad = ~ran["result"].astype(str).isin(GOOD_RESULTS).to_numpy()
+    bad |= np.array([k in outside for k in _keys(ran)], dtype=bool)
     rows = []
-    for _, case in cur[cur["result"] != "skip"].iterrows():
+    for case in ran[bad].to_dict("records"):
+        values = [case[k] for k in CASE_KEY]
         if str(case["result"]) not in GOOD_RESULTS:
             phase = f" in {case['fail_phase']}" if pd.notna(case["fail_phase"]) else ""
             reason = f": {case['fail_reason']}" if pd.notna(case["fail_reason"]) else ""
-            rows.append([*case[CASE_KEY], case["nodes"], f"{case['result']}{phase}{reason}"])
-        for _, row in ref_fail[(ref_fail[CASE_KEY] == case[CASE_KEY]).all(axis=1)].iterrows():
-            rows.append([*case[CASE_KEY], case["nodes"], f"{row['var']} = {_fmt(row['value'], row['unit'])} "
-                         f"outside its ReFrame reference{_ref_text(row)}"])
+            rows.append([*values, case["nodes"], f"{case['result']}{phase}{reason}"])
+        rows += [[*values, case["nodes"], problem] for problem in outside.get(_key(values), [])]
     return pd.DataFrame(rows, columns=cols)
+
+
+def _key(values: Iterable[Any]) -> tuple:
+    """A test case's CASE_KEY values as a dictionary key (a missing value, NaN or None, as None)."""
+    return tuple(None if pd.isna(v) else v for v in values)
+
+
+def _keys(df: pd.DataFrame) -> list[tuple]:
+    """Each row's CASE_KEY as a dictionary key (_key)."""
+    return [_key(values) for values in zip(*(df[k] for k in CASE_KEY))] if len(df) else []
 
 
 #: the first words of the trend's line: it never decides the verdict
@@ -460,13 +494,18 @@ def health(cases: pd.DataFrame, comparison: pd.DataFrame, sessions: pd.DataFrame
     when = "" if pd.isna(when) else f", run of {when.strftime('%Y-%m-%d %H:%M UTC')}"
     lines = [f"gpucomm health: {status} ({reason}){when}"]
     failed = failures(cases, comparison)
+    problems: dict[tuple, list[str]] = {}
+    for key, problem in zip(_keys(failed), failed["problem"]):
+        problems.setdefault(key, []).append(problem)
     per_node: dict[tuple[str, str], list[Any]] = {}
-    for _, case in cur[cur["result"] != "skip"].iterrows():
-        why = failed[(failed[CASE_KEY] == case[CASE_KEY]).all(axis=1)]["problem"]
-        for node in str(case["nodes"]).split(","):
-            entry = per_node.setdefault((node, f"{case['system']}:{case['partition']}"), [0, []])
+    ran = cur[cur["result"] != "skip"]
+    for key, nodes, (system, partition, environ, test) in zip(
+            _keys(ran), ran["nodes"], zip(*(ran[k] for k in CASE_KEY[:4]))):
+        why = [f"{test} [{environ}]: {w}" for w in problems.get(key, [])]
+        for node in str(nodes).split(","):
+            entry = per_node.setdefault((node, f"{system}:{partition}"), [0, []])
             entry[0] += 1
-            entry[1] += [f"{case['test']} [{case['environ']}]: {w}" for w in why]
+            entry[1] += why
     for (node, where), (n, why) in sorted(per_node.items()) if status in (PASS, FAIL) else ():
         lines.append(f"{'FAIL' if why else 'PASS'}  {node}  {where}  {n} test cases"
                      + (f", {len(why)} problems" if why else ""))
@@ -548,3 +587,29 @@ def _ref_text(row):
     lo = f"{row['ref'] * (1 + row['lower']):.4g}" if pd.notna(row["lower"]) else "-inf"
     hi = f"{row['ref'] * (1 + row['upper']):.4g}" if pd.notna(row["upper"]) else "inf"
     return f" [{lo}, {hi}] {row['unit']}"
+
+
+#: more perf values than this (a batch of nodes): the page shows the trend summarised per
+#: variable (trend_summary) and only the flagged values one per row; nightly.csv has every one
+TREND_ROWS_MAX = 500
+#: the trend's statuses that the folded page still lists one row each
+FINDINGS = ("ref-fail", *FLAGGED)
+
+
+def trend_summary(comparison: pd.DataFrame) -> pd.DataFrame:
+    """The trend of many nodes in one row per partition, environment, check, variable and status:
+    how many test cases and nodes, and the values' spread (min, 5 %, median, 95 %, max) and the
+    changes' median; the per-node rows are in nightly.csv."""
+    cols = ["system", "partition", "environ", "test", "var", "unit", "status", "cases", "nodes", "min", "p05",
+            "median", "p95", "max", "median change"]
+    if comparison.empty:
+        return pd.DataFrame(columns=cols)
+    key = ["system", "partition", "environ", "test", "var", "unit", "status"]
+    g = comparison.assign(status=comparison["status"].astype(str)).groupby(key, dropna=False, sort=False)
+    values = g["value"]
+    out = pd.DataFrame({"cases": g.size(), "nodes": g["nodes"].nunique(), "min": values.min(),
+                        "p05": values.quantile(0.05), "median": values.median(), "p95": values.quantile(0.95),
+                        "max": values.max(), "median change": g["change"].median()}).reset_index()
+    order = {s: i for i, s in enumerate(FINDINGS)}
+    out = out.assign(_o=out["status"].map(order).fillna(len(order)))
+    return out.sort_values(["_o", "system", "partition", "environ", "test", "var"]).drop(columns="_o")[cols]

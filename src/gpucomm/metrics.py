@@ -117,7 +117,6 @@ def median_ci_ranks(n):
     median is Binomial(n, 1/2)).  Exact up to EXACT_CI_MAX (the narrowest symmetric pair of ranks
     whose coverage is at least 95 %, the widest, min and max, where none is), the normal
     approximation n/2 -/+ 1.96 sqrt(n)/2 above it, rounded outwards."""
-    import math
     if n < 1:
         raise ValueError("no samples")
     if n > EXACT_CI_MAX:

@@ -158,7 +158,6 @@ def test_default_iterations(mpirun):
         # "iters": none added; "target" added blocks; "cap": the cap spent, by added blocks or
         # by the iterations alone (a loaded machine)
         assert stopped in ("iters", "target", "cap") and (stopped != "iters" or rec["iters"] == iters), rec
-        assert rec["iters"] == iters or stopped != "iters", rec
     assert small["graph"] is False and "median_us" not in run.stdout
 
 

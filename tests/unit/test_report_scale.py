@@ -70,13 +70,18 @@ def test_a_few_nodes_keep_every_row_and_every_line():
 
 
 def test_one_session_a_node_says_what_the_drift_says(tmp_path):
-    """Without an earlier night of any node the report's drift part skips the judging, not its
-    words: the same lines as drift.report_part, nothing failed, no plot."""
+    """Without an earlier night of any node the drift skips the judging (drift.first_nights), not
+    its words: the same lines and statuses as judging every variable, nothing failed, no plot,
+    no drift.csv."""
     from gpucomm.analysis import drift
-    from gpucomm.analysis.report import _drift_part, inputs
+    from gpucomm.analysis.report import inputs
     batch(tmp_path / "s.json", nodes=12)
     _, cases, perf = inputs.load([str(tmp_path / "s.json")]).frames()
-    fast = _drift_part(perf, cases, str(tmp_path), None, drift.NIGHT_GAP_H)
-    full = drift.report_part(perf, cases, str(tmp_path), None, drift.NIGHT_GAP_H)
-    assert fast[0] == full[0] and fast[1] == full[1] == []
-    assert fast[2].failed.empty and full[2].failed.empty and fast[2].suspects.empty
+    fast = drift.report_part(perf, cases, str(tmp_path), None, drift.NIGHT_GAP_H)
+    df, notes = drift.measurements(perf, cases, None, drift.NIGHT_GAP_H)
+    full = drift.judge_measurements(df, notes)
+    assert not fast[2].judged and full.judged
+    assert fast[0] == drift.lines(full) and fast[1] == []
+    assert fast[2].failed.empty and fast[2].suspects.empty
+    assert sorted(fast[2].latest["status"]) == sorted(full.latest[full.latest["test"] != drift.SCORE_TEST]["status"])
+    assert not (tmp_path / "drift.csv").exists()

@@ -373,6 +373,9 @@ class Drift:
     table: pd.DataFrame
     latest: pd.DataFrame
     notes: list
+    #: False: no node had a night to judge against (first_nights): ``table`` holds the newest
+    #: night's rows only, all "new"
+    judged: bool = True
 
     @property
     def failed(self) -> pd.DataFrame:
@@ -383,15 +386,24 @@ class Drift:
         return self.latest[self.latest["status"] == "suspect"]
 
 
+def _sign_or_note(unit: str, lower: Any, upper: Any, nkey: tuple, vkey: tuple, notes: list) -> int | None:
+    """The variable's worse sign (statcore.worse_sign); None where its direction is unknown, said
+    in ``notes``."""
+    try:
+        return sc.worse_sign(unit, lower, upper)
+    except sc.UnknownDirection as exc:
+        notes.append(f"{':'.join(map(str, nkey[:2]))} {nkey[2]} {vkey[0]} {vkey[1]}: not judged: {exc}")
+        return None
+
+
 def _variable_nights(nkey: tuple, vkey: tuple, var_df: pd.DataFrame, healthy: pd.Series, m_of: pd.Series,
                      alpha: float, notes: list) -> pd.DataFrame | None:
     """One variable's nights of one node judged (judge_series), keyed; None where its direction
     is unknown (a note says so)."""
     unit = str(var_df["unit"].iloc[0])
-    try:
-        sign = sc.worse_sign(unit, *(var_df[c].iloc[0] if c in var_df else None for c in ("lower", "upper")))
-    except sc.UnknownDirection as exc:
-        notes.append(f"{':'.join(map(str, nkey[:2]))} {nkey[2]} {vkey[0]} {vkey[1]}: not judged: {exc}")
+    sign = _sign_or_note(unit, *(var_df[c].iloc[0] if c in var_df else None for c in ("lower", "upper")),
+                         nkey=nkey, vkey=vkey, notes=notes)
+    if sign is None:
         return None
     s = Series(key=nkey + vkey, unit=unit, sign=sign)
     nights = sorted(var_df["night"].unique())
@@ -481,7 +493,22 @@ def judge(perf: pd.DataFrame, cases: pd.DataFrame, since: pd.Timestamp | None = 
     DriftInputError where tonight is older than its history, or --since is after tonight."""
     _check_dates(perf, since)
     df, notes = measurements(perf, cases, since, night_gap_h)
-    return judge_measurements(df, notes, alpha)
+    first = first_nights(df, notes)
+    return first if first is not None else judge_measurements(df, notes, alpha)
+
+
+def first_nights(df: pd.DataFrame, notes: list) -> Drift | None:
+    """Where no node has a night before its newest (a batch of new nodes, no history): every
+    variable "new", the verdict judge_measurements would give, without judging each variable's
+    series one by one (minutes at 1,024 nodes); None where some node has history."""
+    if df.empty or int(df["night"].max()) > 0:
+        return None
+    notes = list(notes)
+    latest = df.drop_duplicates(VAR_KEY).reset_index(drop=True)
+    known = [_sign_or_note(str(r["unit"]), r.get("lower"), r.get("upper"), tuple(r[k] for k in NODE_KEY),
+                           (r["test"], r["var"]), notes) is not None for r in latest.to_dict("records")]
+    latest = latest[known].assign(status="new", history=0).reset_index(drop=True)
+    return Drift(latest, latest, notes, judged=False)
 
 
 def _check_dates(perf: pd.DataFrame, since: pd.Timestamp | None) -> None:
@@ -687,10 +714,10 @@ def report_part(perf: pd.DataFrame, cases: pd.DataFrame, outdir: str, since: pd.
                 night_gap_h: float = NIGHT_GAP_H) -> tuple[list, list, Drift]:
     """What ``gpucomm report`` adds: (lines to put first in its health text, plot PNGs, the verdict:
     ``.failed`` not empty fails the run); writes drift.csv (the newest night's rows) and
-    drift-all.csv."""
+    drift-all.csv (none where no node had a night to judge against: every variable "new")."""
     import os
     d = judge(perf, cases, since, night_gap_h)
-    if not d.table.empty:
+    if not d.table.empty and d.judged:
         table_out(d).to_csv(os.path.join(outdir, "drift.csv"), index=False, float_format="%.6g")
         d.table.drop(columns=["value_bad", "median_bad"]).to_csv(os.path.join(outdir, "drift-all.csv"),
                                                                    index=False, float_format="%.6g")

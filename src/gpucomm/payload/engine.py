@@ -162,11 +162,6 @@ def precision_cap(cfg):
     return cfg.budget or PRECISION_CAP_S
 
 
-def cap_spent(comm, t_start, cap):
-    """Collective: whether any rank's clock has passed ``cap`` seconds since ``t_start``."""
-    return comm.allreduce(int(time.perf_counter() - t_start > cap)) > 0
-
-
 def wide(comm, MPI, times, target):
     """Collective: whether the median's 95 % interval of the worst-of-ranks sample times (each
     sample's maximum over the ranks) is wider than ``target`` (relative half-width); every rank
@@ -527,7 +522,7 @@ def _to_target(run, size, batch, graph, times, spent, t_timed):
             return times, blocks, STOP_CAP
         if not target:
             return times, blocks, STOP_ITERS
-        if cap_spent(comm, t_timed, cap):
+        if budget_spent(comm, t_timed, cap, len(times)):
             return times, blocks, STOP_CAP
         more = max(1, blocks // 4) * length
         added, spent, t_timed = _samples(run, size, batch, graph, (len(times), more), t_timed, cap)

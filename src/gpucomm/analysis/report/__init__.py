@@ -293,11 +293,11 @@ def run(args: argparse.Namespace, latency_max: int, heatmap_size: int | None, to
 def _with_drift(perf, cases, sessions, nightly, out, drift_options):
     """(status, health text, drift PNGs): the health verdict with the nightly drift's (a node
     slower than its own history fails a run that passed its references)."""
-    from ..drift import mark_nodes
+    from ..drift import mark_nodes, report_part
     from . import tables
     status, _ = tables.verdict(cases, sessions)
     health = tables.health(cases, nightly, sessions)
-    drift_lines, drift_pngs, drift = _drift_part(perf, cases, out, *drift_options)
+    drift_lines, drift_pngs, drift = report_part(perf, cases, out, *drift_options)
     first, _, rest = health.partition("\n")
     rest = mark_nodes(rest, drift)
     if not drift.failed.empty and status == tables.PASS:
@@ -307,40 +307,6 @@ def _with_drift(perf, cases, sessions, nightly, out, drift_options):
             f": {tables.PASS} (", f": {tables.SUSPECT} (nightly drift: {len(drift.suspects)} suspect(s) to retest; ",
             1)
     return status, "\n".join([first, *drift_lines, rest]), drift_pngs
-
-
-def _drift_part(perf, cases, out, since, night_gap):
-    """drift.report_part: (lines, PNGs, the verdict); where every node has one session among the
-    inputs and there is no --history (a batch of new nodes: no earlier night, every variable
-    "new", nothing to judge), the same lines and verdict without judging each node's variables
-    one by one (minutes at 1,024 nodes), and no drift.csv."""
-    from .. import drift as dr, statcore as sc
-    if perf.empty or not _one_session_each(perf):
-        return dr.report_part(perf, cases, out, since, night_gap)
-    dr._check_dates(perf, since)
-    df, notes = dr.measurements(perf, cases, since, night_gap)
-    latest = df.drop_duplicates(dr.VAR_KEY).reset_index(drop=True)
-    known = []
-    for row in latest.to_dict("records"):  # drift's own note where a variable has no direction
-        try:
-            known.append(bool(sc.worse_sign(row["unit"], row.get("lower"), row.get("upper"))))
-        except sc.UnknownDirection as exc:
-            known.append(False)
-            notes.append(f"{row['system']}:{row['partition']} {row['node']} {row['test']} {row['var']}: "
-                         f"not judged: {exc}")
-    latest = latest[known].assign(status="new", history=0).reset_index(drop=True)
-    d = dr.Drift(latest, latest, notes)
-    return dr.lines(d), [], d
-
-
-def _one_session_each(perf):
-    """Whether every node's perf values come from one session of this run, none from --history
-    (drift.measurements' node and session: a perflog line without a session is its own)."""
-    if "history" in perf and perf["history"].fillna(False).astype(bool).any():
-        return False
-    node = perf["node"].where(perf["node"].notna(), perf["nodes"]).fillna("?").astype(str)
-    session = perf["session"].fillna(perf["time"].round(0).astype(str))
-    return int(session.groupby([perf["system"], perf["partition"], node]).nunique().max()) <= 1
 
 
 def _warn(problems):

@@ -115,14 +115,14 @@ SESSION_COLUMNS = ["session", "time", "dry_run", "num_cases", "num_failures", "n
                    "history", "kind", "source"]
 #: a location ReFrame did not name (a results file outside every report's test cases)
 UNKNOWN = "unknown"
-PERF_COLUMNS = ["time", "session", "system", "partition", "environ", "test", "case", "node", "repeat", "nodes",
-                "software", "var", "value",
-                "unit", "ref", "lower", "upper", "var_result", "result", "op", "method", "tool", "nranks",
-                "history", "kind", "source", "fail_phase", "rel_se", "ci_low", "ci_high", "p10", "samples", "stopped"]
 #: the perf frame's columns of a value's own precision (contract.PRECISION_FIELD; None/NaN: unknown):
 #: rel_se, the standard error of log(value) (the verdicts' within-run noise); the median's 95 %
 #: interval (ci_low, ci_high) and p10 in the variable's unit; the timed samples; why sampling stopped
 PRECISION_COLUMNS = ("rel_se", "ci_low", "ci_high", "p10", "samples", "stopped")
+PERF_COLUMNS = ["time", "session", "system", "partition", "environ", "test", "case", "node", "repeat", "nodes",
+                "software", "var", "value",
+                "unit", "ref", "lower", "upper", "var_result", "result", "op", "method", "tool", "nranks",
+                "history", "kind", "source", "fail_phase", *PRECISION_COLUMNS]
 
 
 def _concat(frames, columns):
@@ -553,7 +553,7 @@ def _numbers_only(data, path, perf):
 
 
 def _numeric(df):
-    for col in ("time", "value", "ref", "lower", "upper", "rel_se", "ci_low", "ci_high", "p10", "samples"):
+    for col in ("time", "value", "ref", "lower", "upper", *PRECISION_COLUMNS[:-1]):  # "stopped": a word
         if col in df:
             df[col] = pd.to_numeric(df[col], errors="coerce")
     return df

@@ -401,8 +401,8 @@ def _variable_nights(nkey: tuple, vkey: tuple, var_df: pd.DataFrame, healthy: pd
     """One variable's nights of one node judged (judge_series), keyed; None where its direction
     is unknown (a note says so)."""
     unit = str(var_df["unit"].iloc[0])
-    sign = _sign_or_note(unit, *(var_df[c].iloc[0] if c in var_df else None for c in ("lower", "upper")),
-                         nkey=nkey, vkey=vkey, notes=notes)
+    lower, upper = (var_df[c].iloc[0] if c in var_df else None for c in ("lower", "upper"))
+    sign = _sign_or_note(unit, lower, upper, nkey, vkey, notes)
     if sign is None:
         return None
     s = Series(key=nkey + vkey, unit=unit, sign=sign)

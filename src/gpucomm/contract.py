@@ -10,6 +10,7 @@ line on stderr.  Perf variables are named after *points* of a sweep: a size and 
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -250,6 +251,36 @@ def process_alive(token: object) -> bool:
     return now is not None and (not start or now == start)
 
 
+#: upper bounds: a count or a time past these is a typo, not a benchmark
+MAX_COUNT = 10**9
+MAX_SECONDS = 7 * 24 * 3600
+MAX_GBPS = 1e6
+
+#: PayloadOption.kind -> (number type, minimum, maximum, whether the minimum is excluded): what
+#: the payload's argparse types (payload.cli) and the checks' -S checks (rfm.GpucommCheck) take
+NUMBER_KINDS: dict[str, tuple[type, float, float, bool]] = {
+    "count": (int, 1, MAX_COUNT, False), "count0": (int, 0, MAX_COUNT, False),
+    "seconds": (float, 0, MAX_SECONDS, False), "seconds+": (float, 0, MAX_SECONDS, True),
+    "GBps": (float, 0, MAX_GBPS, False), "fraction": (float, 0, 1, False)}
+
+
+def number_problem(value: float, kind: str) -> str | None:
+    """Why ``value`` is not a number of ``kind`` (NUMBER_KINDS), or None."""
+    _, low, high, strict = NUMBER_KINDS[kind]
+    if not math.isfinite(value):
+        return "must be a finite number"
+    if not (value > low if strict else value >= low):
+        return f"must be {'>' if strict else '>='} {low:g}"
+    if value > high:
+        return f"must be <= {high:g}"
+    return None
+
+
+def one_of(choices: tuple[str, ...]) -> str:
+    """'a, b or c'."""
+    return f"{', '.join(choices[:-1])} or {choices[-1]}" if len(choices) > 1 else choices[0]
+
+
 @dataclass(frozen=True)
 class PayloadOption:
     """One option of every payload operation's command line (``python -m gpucomm OP``): one row
@@ -276,13 +307,33 @@ class PayloadOption:
     unset: object = None
     #: the operations that take it (None: every one)
     ops: tuple[str, ...] | None = None
-    #: the check writes it itself (the soak's pair, rfm.base.soak_options), not from its variable alone
+    #: the check writes it itself (--sizes, quoted; the soak's pair, rfm.base.soak_options), not
+    #: from its variable alone
     custom: bool = False
 
     @property
     def name(self) -> str:
         """argparse's dest."""
         return self.dest or self.flag[2:].replace("-", "_")
+
+    def problem(self, value: Any) -> str | None:
+        """Why a check's variable value is not one this option takes (``-S NAME=VALUE``), or
+        None: its ``unset`` value (the payload's default) always is, else one of its choices or a
+        number of its kind; below the unset value, the bound named is the unset value's."""
+        if value == self.unset:
+            return None
+        if self.choices:
+            return None if value in self.choices else f"choose {one_of(self.choices)}"
+        if self.kind not in NUMBER_KINDS:
+            return None
+        why = number_problem(value, self.kind)
+        if why is None or not math.isfinite(value) or not isinstance(self.unset, (int, float)):
+            return why
+        if value < self.unset:
+            return f"must be >= {self.unset:g}"
+        if value <= NUMBER_KINDS[self.kind][1]:  # between the unset value and the kind's minimum
+            return f"must be {self.unset:g} (the payload's default) or {why.removeprefix('must be ')}"
+        return why
 
     def command_line(self, value: object, op: str) -> list[str]:
         """This option's part of a check's payload command line for the variable's ``value``
@@ -300,7 +351,7 @@ PAYLOAD_OPTIONS = (
                   "turn in one launch, each skipped with its reason where this machine cannot do it",
                   kind="methods", required=True, metavar="METHOD[,METHOD...]"),
     PayloadOption("--sizes", "message sizes: SIZE or MIN:MAX[:FACTOR], comma-separated; binary units K, M, G "
-                  "(default 1:1G)", default="1:1G"),
+                  "(default 1:1G)", default="1:1G", variable="sizes", var_type="text", unset="1:1G", custom=True),
     PayloadOption("--fit-memory", "the sizes are a default sweep, not the user's: stop it at the largest size "
                   "the rank's memory share (its cgroup's, its GPU's) allows, saying so (a note, the records' "
                   f"'{CAPPED_AT}'), instead of failing; sizes given explicitly that cannot fit stay an error",

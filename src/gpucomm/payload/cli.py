@@ -1,6 +1,7 @@
 """Command line: ``python -m gpucomm OPERATION --method M --sizes 1:1G ...`` under mpirun/srun."""
 
 import argparse
+import dataclasses
 import math
 import os
 import stat
@@ -20,7 +21,7 @@ from ..constants import (
     PAIRS_ALL,
     PAIRS_ROUNDS,
 )
-from ..contract import ERROR_PREFIX, PAYLOAD_OPTIONS
+from ..contract import ERROR_PREFIX, NUMBER_KINDS, PAYLOAD_OPTIONS, number_problem
 from ..errors import GpucommError
 from ..sizes import parse_sizes
 from .topology import env_rank
@@ -42,22 +43,21 @@ class _Parser(argparse.ArgumentParser):
         sys.exit(_early_error(f"{message} (see gpucomm --help)"))
 
 
-def _number(kind, minimum, maximum, strict=False):
-    """argparse type: a finite number of ``kind`` (int, float) not below ``minimum`` (above it if
-    strict) and not above ``maximum``."""
-    noun = "an integer" if kind is int else "a number"
+def _number(kind):
+    """argparse type: a number of contract.NUMBER_KINDS' ``kind`` (its type, range)."""
+    typ = NUMBER_KINDS[kind][0]
+    noun = "an integer" if typ is int else "a number"
 
     def convert(text):
         try:
-            value = kind(text)
+            value = typ(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text!r} is not {noun}") from None
         if not math.isfinite(value):
             raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
-        if not (value > minimum if strict else value >= minimum):
-            raise argparse.ArgumentTypeError(f"{text!r} must be {'>' if strict else '>='} {minimum}")
-        if value > maximum:
-            raise argparse.ArgumentTypeError(f"{text!r} must be <= {maximum:g}")
+        why = number_problem(value, kind)
+        if why:
+            raise argparse.ArgumentTypeError(f"{text!r} {why}")
         return value
     return convert
 
@@ -74,22 +74,9 @@ def _methods(text):
     return ",".join(names)
 
 
-#: upper bounds: a count or a time past these is a typo, not a benchmark
-MAX_COUNT = 10**9
-MAX_SECONDS = 7 * 24 * 3600
-MAX_GBPS = 1e6
-
-_positive_int = _number(int, 1, MAX_COUNT)
-_nonneg_int = _number(int, 0, MAX_COUNT)
-_bandwidth = _number(float, 0, MAX_GBPS)
-_seconds = _number(float, 0, MAX_SECONDS)
-_positive_seconds = _number(float, 0, MAX_SECONDS, strict=True)
-_fraction = _number(float, 0, 1)
-
-
 #: PayloadOption.kind -> argparse type
-TYPES = {"count": _positive_int, "count0": _nonneg_int, "seconds": _seconds, "seconds+": _positive_seconds,
-         "GBps": _bandwidth, "fraction": _fraction, "methods": _methods}
+TYPES = {**{kind: _number(kind) for kind in NUMBER_KINDS}, "methods": _methods}
+_bandwidth, _positive_seconds = TYPES["GBps"], TYPES["seconds+"]
 
 
 def add_option(parser, option):
@@ -159,6 +146,20 @@ def _sustained_arguments(s):
                    help="end the run early once FILE exists (checked every iteration)")
 
 
+def run_config(args, **converted):
+    """The launch's RunConfig from the parsed command line: every contract.PAYLOAD_OPTIONS row's
+    value under its name (``converted``: those the command line's text is not yet, the sizes
+    parsed ...), a row that is no RunConfig field in its ``op_args`` with the operation's own
+    options: a new row reaches the engine without an edit here."""
+    from .engine import RunConfig
+    fields = {f.name for f in dataclasses.fields(RunConfig)}
+    values = {o.name: getattr(args, o.name) for o in PAYLOAD_OPTIONS if hasattr(args, o.name)}
+    values.update(converted, op=args.command)
+    own = {k: getattr(args, k) for k in OP_OPTIONS + _own_options(args.command) if hasattr(args, k)}
+    others = {k: v for k, v in values.items() if k not in fields}
+    return RunConfig(**{k: v for k, v in values.items() if k in fields}, op_args={**others, **own})
+
+
 def main(argv=None, epilog=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser(epilog).parse_args(argv)
@@ -178,18 +179,8 @@ def main(argv=None, epilog=None):
     problem = _path_problem(args)
     if problem:
         return _early_error(problem)
-    from .engine import RunConfig, run
-    cfg = RunConfig(op=args.command, method=args.method, sizes=sizes, iters=args.iters, warmup=args.warmup,
-                    batch=args.batch, graph=args.graph, budget=args.budget,
-                    precision_target=args.precision_target,
-                    backend=args.backend, json_path=args.json_path, max_bandwidth=args.max_bandwidth,
-                    allow_shared_gpu=args.allow_shared_gpu, quiet=args.quiet, timer=args.timer,
-                    timeout=args.timeout or None,
-                    ranks_per_node=args.ranks_per_node, window=getattr(args, "window", None),
-                    loop=loop, validate_every=args.validate_every, validate_sizes=validate_sizes,
-                    fit_memory=args.fit_memory,
-                    op_args={k: getattr(args, k) for k in OP_OPTIONS + _own_options(args.command)
-                             if hasattr(args, k)})
+    from .engine import run
+    cfg = run_config(args, sizes=sizes, validate_sizes=validate_sizes, loop=loop, timeout=args.timeout or None)
     try:
         return run(cfg)
     except GpucommError as exc:

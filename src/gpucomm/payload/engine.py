@@ -90,7 +90,8 @@ class RunConfig:
     ranks_per_node: Optional[int] = None  # emulate nodes: groups of K consecutive ranks
     window: Optional[int] = None     # bw: messages per window (None: the operation's default)
     loop: str = LOOP_AUTO            # the MPI methods' timed loop: auto, numba-mpi, mpi4py (fastloop)
-    op_args: Optional[dict] = None   # an operation's own options (the aggressor's --duration ...)
+    op_args: Optional[dict] = None   # an operation's own options (the aggressor's --duration ...) and
+    #                                  every option that is no field here, by name (payload.cli.run_config)
     validate_every: Optional[int] = None  # the soak: check the data of every sample holding a multiple of N
     validate_sizes: Optional[List[int]] = None  # ... at these sizes (None: every size)
     fit_memory: bool = False         # a default sweep: stop at the largest size that fits (_fit)

@@ -19,7 +19,6 @@ The pipeline is one hook per stage, each calling named steps that a subclass ext
 
 import copy
 import functools
-import math
 import os
 
 import reframe as rfm
@@ -33,7 +32,6 @@ from ..constants import (
     COLLECTIVES,
     GPU_AWARE_MPI,
     HOST,
-    LOOP_CHOICES,
     METHOD_REQUIREMENTS,
     MULTI_PINGPONG,
     PAPER_REFERENCES,
@@ -178,16 +176,16 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode, RunLock, W
 
     #: the payload operation (pingpong, allreduce, ...)
     op = variable(str)
-    #: sizes to sweep, in the payload's syntax; the check's own (not given with -S) are a
-    #: default sweep: the payload stops it at the largest size the rank's memory share allows
-    #: (--fit-memory, fits_memory), saying so; sizes given with -S must fit
-    sizes = variable(str, value="1:1G")
     #: whether a default sweep may stop at the memory's limit (False: a check whose sanity
     #: needs every size of its default, the noise study's two victim sizes)
     fits_memory = True
     #: the payload's options that a check sets, one variable each, generated from their rows of
     #: contract.PAYLOAD_OPTIONS (each row's help says what it does; its ``unset`` value leaves
-    #: the payload's default): iters (0), warmup (-1), batch (0), budget (0.0: no budget),
+    #: the payload's default; -S values outside its kind's range or choices fail in one line,
+    #: check_variables): sizes (the sizes to sweep, in the payload's syntax, default 1:1G; the
+    #: check's own, not given with -S, are a default sweep: the payload stops it at the largest
+    #: size the rank's memory share allows, --fit-memory, fits_memory, saying so; sizes given
+    #: with -S must fit), iters (0), warmup (-1), batch (0), budget (0.0: no budget),
     #: precision_target (the median's relative 95 % half-width a size is sampled to, 0: off,
     #: -1: the payload's default by size), graph (auto, on, off), window (bw's messages per
     #: window, 0), loop (auto, numba-mpi, mpi4py), validate_every (the soak: the data of every
@@ -304,15 +302,13 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode, RunLock, W
             parse_sizes(self.sizes)
         except GpucommError as exc:
             raise ReframeError(f"-S sizes={self.sizes}: {exc}") from None
-        for name, low in (("iters", 0), ("warmup", -1), ("batch", 0), ("budget", 0.0),
-                          ("ranks_per_node", 0), ("num_nodes", 1), ("window", 0), ("validate_every", 0),
-                          ("precision_target", -1.0)):
+        for option in PAYLOAD_OPTIONS:  # each option's range or choices, from its row
+            why = option.variable and option.problem(getattr(self, option.variable))
+            if why:
+                raise ReframeError(f"-S {option.variable}={getattr(self, option.variable)}: {why}")
+        for name, low in (("ranks_per_node", 0), ("num_nodes", 1)):
             if not getattr(self, name) >= low:  # NaN fails too
                 raise ReframeError(f"-S {name}={getattr(self, name)}: must be >= {low}")
-        if not math.isfinite(self.budget):
-            raise ReframeError(f"-S budget={self.budget}: must be a finite number of seconds (0: no budget)")
-        if self.graph not in ("auto", "on", "off"):
-            raise ReframeError(f"-S graph={self.graph}: choose auto, on or off")
         try:
             soaked = soak_sizes(self.validate_sizes, self.sizes)
         except GpucommError as exc:
@@ -320,8 +316,6 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode, RunLock, W
         if self.validate_every > 0 and not soaked and not self.soak_where_swept:
             raise ReframeError(f"-S validate_sizes={self.validate_sizes}: this check sweeps none of them "
                                f"(sizes={self.sizes}): the soak asked for would check nothing")
-        if self.loop not in LOOP_CHOICES:
-            raise ReframeError(f"-S loop={self.loop}: choose {', '.join(LOOP_CHOICES)}")
         self.check_service_level()
         self.check_account()
 

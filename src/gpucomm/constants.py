@@ -5,6 +5,7 @@ a feature, an extras key or an exit code as a literal of its own.  A method and 
 are each one declaration (METHOD_DECLS, OPERATION_DECLS) that every layer reads.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 
@@ -34,14 +35,34 @@ class MethodDecl:
 
 
 @dataclass(frozen=True)
+class Bandwidths:
+    """An operation's bandwidth formulas (gpucomm.metrics evaluates them), each a number of bytes
+    or a factor, of its size S, its ranks n and its concurrent pairs P, as numbers per second
+    over one operation's time: goodput (the paper's, Sec. 3), algbw (nccl-tests': its buffer),
+    busbw (nccl-tests': algbw times the bus factor)."""
+    #: the bytes of the paper's goodput (S: ping-pong, all-reduce; S (n - 1): all-to-all ...)
+    goodput: Callable[[int, int, int], float] = lambda s, n, p: s
+    #: the bytes of nccl-tests' algbw (S; S n for all-to-all)
+    buffer: Callable[[int, int, int], float] = lambda s, n, p: s
+    #: busbw / algbw (1; 2 (n - 1) / n for all-reduce; P for the multi ping-pong)
+    bus: Callable[[int, int], float] = lambda n, p: 1.0
+
+
+@dataclass(frozen=True)
 class OperationDecl:
-    """One payload operation, declared once: its name, its payload class, what its size means."""
+    """One payload operation, declared once: its name, its payload class, what its size means,
+    its bandwidth formulas."""
     name: str
     #: the payload's class, "module:Class" under gpucomm.payload.ops (payload/ops/__init__.py)
     payload: str
     #: what "size" means (gpucomm.metrics: S in its goodput formula; the report's axis)
     size_meaning: str | None = None
     collective: bool = False
+    #: its goodput, algbw and busbw (None: none of the paper's, as the aggressor's whole run)
+    bandwidths: Bandwidths | None = Bandwidths()
+    #: the bandwidths of the records it writes under other names ({record op: formulas}: the
+    #: pair matrix's pair-uni and pair-bidir)
+    modes: tuple[tuple[str, Bandwidths], ...] = ()
 
 
 #: the methods, in the paper's order plus host MPI (the CPU stand-in and Fig. 7's baseline), then
@@ -74,6 +95,8 @@ METHOD_OF_PAPER = {paper: ours for ours, paper in PAPER_METHOD.items()}
 
 #: payload operations (``python -m gpucomm OP``)
 PINGPONG, BW, MULTI_PINGPONG, PAIR_MATRIX = "pingpong", "bw", "multi-pingpong", "pair-matrix"
+#: the pair matrix's modes as its records' bandwidths name them (metrics: one pair one way, both ways)
+PAIR_UNI, PAIR_BIDIR = "pair-uni", "pair-bidir"
 ALLREDUCE, ALLTOALL = "allreduce", "alltoall"
 #: sustained background traffic for a given time (a noise study's aggressor, not a benchmark)
 AGGRESSOR = "aggressor"
@@ -82,13 +105,18 @@ GPU_DATAPATHS = "gpu-datapaths"
 OPERATION_DECLS = (
     OperationDecl(PINGPONG, "pingpong:PingPong", "message size (each way)"),
     OperationDecl(BW, "bandwidth:Bandwidth", "message size (each message of the window)"),
-    OperationDecl(MULTI_PINGPONG, "multipingpong:MultiPingPong", "message size per pair"),
-    OperationDecl(PAIR_MATRIX, "pairmatrix:PairMatrix", "message size per GPU pair (each way)"),
-    OperationDecl(ALLREDUCE, "allreduce:AllReduce", "buffer size per rank (the vector)", collective=True),
+    OperationDecl(MULTI_PINGPONG, "multipingpong:MultiPingPong", "message size per pair",
+                  bandwidths=Bandwidths(goodput=lambda s, n, p: s * p, bus=lambda n, p: p)),
+    OperationDecl(PAIR_MATRIX, "pairmatrix:PairMatrix", "message size per GPU pair (each way)", bandwidths=None,
+                  modes=((PAIR_UNI, Bandwidths()), (PAIR_BIDIR, Bandwidths(goodput=lambda s, n, p: 2 * s)))),
+    OperationDecl(ALLREDUCE, "allreduce:AllReduce", "buffer size per rank (the vector)", collective=True,
+                  bandwidths=Bandwidths(bus=lambda n, p: 2 * (n - 1) / n)),
     OperationDecl(ALLTOALL, "alltoall:AllToAll",
-                  "block size per peer (each rank sends one block to every other rank)", collective=True),
-    OperationDecl(AGGRESSOR, "aggressor:Aggressor"),
-    OperationDecl(GPU_DATAPATHS, "datapaths:DataPaths", "copy size (each direction)"),
+                  "block size per peer (each rank sends one block to every other rank)", collective=True,
+                  bandwidths=Bandwidths(goodput=lambda s, n, p: s * (n - 1), buffer=lambda s, n, p: s * n,
+                                        bus=lambda n, p: (n - 1) / n)),
+    OperationDecl(AGGRESSOR, "aggressor:Aggressor", bandwidths=None),
+    OperationDecl(GPU_DATAPATHS, "datapaths:DataPaths", "copy size (each direction)", bandwidths=None),
 )
 OPERATIONS = tuple(d.name for d in OPERATION_DECLS)
 COLLECTIVES = tuple(d.name for d in OPERATION_DECLS if d.collective)

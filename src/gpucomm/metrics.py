@@ -12,6 +12,7 @@ Units: GB/s = 1e9 bytes/s, times in microseconds.
         pair-uni:   S / t   (ping-pong i -> j, t = half round trip)
         pair-bidir: 2 S / t (i and j send S to each other at once, t = one exchange: the
                     pair's goodput, both directions; per direction it is S / t)
+  (each operation's formulas are its declaration's, constants.OPERATION_DECLS' Bandwidths)
 * algbw and busbw (nccl-tests' definitions, doc/PERFORMANCE.md):
     - algbw = buffer bytes / t, buffer = S for all-reduce and send/recv, S * n for all-to-all
     - busbw = algbw * 2(n-1)/n for all-reduce, algbw * (n-1)/n for all-to-all,
@@ -30,25 +31,27 @@ Units: GB/s = 1e9 bytes/s, times in microseconds.
 
 import math
 
+from .constants import OPERATION_DECLS
+
 GB = 1e9
+
+
+def bandwidths(op):
+    """``op``'s formulas (constants.OPERATION_DECLS: an operation's, or one of its record modes')."""
+    for decl in OPERATION_DECLS:
+        if decl.name == op and decl.bandwidths is not None:
+            return decl.bandwidths
+        for mode, formulas in decl.modes:
+            if mode == op:
+                return formulas
+    raise ValueError(f"unknown operation {op!r}")
 
 
 def goodput_GBps(op, size, time_s, nranks, pairs=1):
     """The paper's goodput of one operation of ``size`` bytes that took ``time_s`` seconds."""
+    moved = bandwidths(op).goodput(size, nranks, pairs)
     if time_s <= 0:
         return float("inf")
-    if op == "pingpong":
-        moved = size
-    elif op == "multi-pingpong":
-        moved = size * pairs
-    elif op == "alltoall":
-        moved = size * (nranks - 1)
-    elif op in ("allreduce", "pair-uni", "bw"):
-        moved = size
-    elif op == "pair-bidir":
-        moved = 2 * size
-    else:
-        raise ValueError(f"unknown operation {op!r}")
     return moved / time_s / GB
 
 
@@ -69,20 +72,13 @@ def aggressor_GBps(moved_bytes, elapsed_s):
 
 def algbw_GBps(op, size, time_s, nranks):
     """nccl-tests' algorithm bandwidth."""
-    buffer = size * nranks if op == "alltoall" else size
-    return buffer / time_s / GB
+    return bandwidths(op).buffer(size, nranks, 1) / time_s / GB
 
 
 def busbw_GBps(op, size, time_s, nranks, pairs=1):
     """nccl-tests' bus bandwidth (multi ping-pong: all pairs together)."""
-    algbw = algbw_GBps(op, size, time_s, nranks)
-    if op == "multi-pingpong":
-        return algbw * pairs
-    if op == "allreduce":
-        return algbw * 2 * (nranks - 1) / nranks
-    if op == "alltoall":
-        return algbw * (nranks - 1) / nranks
-    return algbw
+    formulas = bandwidths(op)
+    return formulas.buffer(size, nranks, pairs) / time_s / GB * formulas.bus(nranks, pairs)
 
 
 def time_stats_us(times_s):

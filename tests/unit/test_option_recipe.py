@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from gpucomm.contract import PAYLOAD_OPTIONS, NUMBER_KINDS
+from gpucomm.contract import NUMBER_KINDS, PAYLOAD_OPTIONS
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests"))

@@ -30,7 +30,7 @@ import time
 
 import numpy as np
 
-from ...constants import PAIR_MATRIX, PAIRS_ALL, PAIRS_ROUNDS
+from ...constants import PAIR_MATRIX, PAIR_UNI, PAIRS_ALL, PAIRS_ROUNDS
 from ...metrics import busbw_GBps, goodput_GBps
 from ...pairs import pair_label, tournament
 from ...sizes import size_label
@@ -162,7 +162,7 @@ class PairMatrix(Operation):
         op = f"pair-{self.mode}"
         n = self.ctx.nranks
         out = {"goodput_GBps": goodput_GBps(op, size, time_s, n),
-               "direction_GBps": goodput_GBps("pair-uni", size, time_s, n),
+               "direction_GBps": goodput_GBps(PAIR_UNI, size, time_s, n),
                "busbw_GBps": busbw_GBps(op, size, time_s, n)}
         if self.case["scope"] == "concurrent":
             out["pair_results"] = []

@@ -6,8 +6,10 @@ LUMI); the CI and GPU clusters and the autodetected local system are checked for
 system needs (partitions, launcher, scheduler, environments)."""
 
 import copy
+import json
 import os
 import runpy
+from pathlib import Path
 
 import pytest
 
@@ -37,12 +39,13 @@ def node_class_partitions():
     return runpy.run_path(str(REPO / "config" / "nodeclasses.py"))["PARTITIONS"]
 
 
-def is_site(system):
-    return (REPO / "docs" / "sites" / f"{system['name']}.md").exists()
+def is_site(system, root=REPO):
+    return (root / "docs" / "sites" / f"{system['name']}.md").exists()
 
 
-def missing_keys(config, node_classes, references=REPO / "config" / "references"):
-    """One line per key a system of ``config`` lacks (docs/sites/adding-a-site.md)."""
+def missing_keys(config, node_classes, references=REPO / "config" / "references", root=REPO):
+    """One line per key a system of ``config`` lacks (docs/sites/adding-a-site.md); a site is a
+    system with a recipe page under ``root``'s docs/sites."""
     lines = []
     environs = {}
     for env in config["environments"]:
@@ -51,20 +54,20 @@ def missing_keys(config, node_classes, references=REPO / "config" / "references"
     for system in config["systems"]:
         name = system["name"]
         lines += [f"{name}: no '{key}'" for key in SYSTEM_KEYS if not system.get(key)]
-        if is_site(system) and not (references / f"{name}.yaml").exists():
+        if is_site(system, root) and not (references / f"{name}.yaml").exists():
             lines.append(f"{name}: no references file config/references/{name}.yaml")
         for part in system.get("partitions", []):
-            lines += partition_missing(system, part, environs.get(name, {}), node_classes)
+            lines += partition_missing(system, part, environs.get(name, {}), node_classes, root)
     return lines
 
 
-def partition_missing(system, part, environs, node_classes):
+def partition_missing(system, part, environs, node_classes, root=REPO):
     where = f"{system['name']}:{part.get('name', '?')}"
     lines = [f"{where}: no '{key}'" for key in PARTITION_KEYS if not part.get(key)]
     for env_name in part.get("environs", []):
         if env_name not in environs:
             lines.append(f"{where}: environment '{env_name}' not defined for {system['name']}")
-    if not is_site(system):
+    if not is_site(system, root):
         return lines
     access = part.get("access", [])
     for flag in ("--partition=", "--account="):  # account handling: site.siteconf.slurm_access
@@ -138,3 +141,54 @@ def test_a_missing_node_class_and_references_file(monkeypatch, tmp_path):
     config = copy.deepcopy(config)
     config["systems"] = [s for s in config["systems"] if s["name"] == "alps"]
     assert missing_keys(config, classes, tmp_path) == ["alps: no references file config/references/alps.yaml"]
+
+
+def test_a_new_site_is_its_files(tmp_path):
+    """The site recipe in a scratch tree: a fourth site, config/systems/<name>.py copied from
+    Leonardo's with its name changed, is loaded by config/settings.py and checked key by key;
+    without its other files (recipe page, references, node class) it is one line each, with
+    them nothing is missing, and a dry run on it writes its job script."""
+    import shutil
+    import subprocess
+    import sys
+
+    from reframe_helpers import CONFIG, clean_env, reframe_cmd, report_cases
+    for folder in ("config", "checks"):
+        shutil.copytree(REPO / folder, tmp_path / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "docs" / "sites").mkdir(parents=True)
+    leo = (REPO / "config" / "systems" / "leonardo.py").read_text()
+    (tmp_path / "config" / "systems" / "newsite.py").write_text(
+        leo.replace('"leonardo"', '"newsite"').replace("leonardo:", "newsite:")
+        .replace('r"login\\d+\\.leonardo", r"lrdn\\d+"', 'r"nslogin\\d+"'))
+
+    def check():
+        env = clean_env(PYTHONPATH=str(REPO / "src"), RFM_RESOLVE_MODULE_CONFLICTS="n")
+        probe = ("import json, runpy; c = runpy.run_path('config/settings.py')['site_configuration']; "
+                 "p = runpy.run_path('config/nodeclasses.py')['PARTITIONS']; print(json.dumps([c, sorted(p)]))")
+        out = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=env, capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr
+        config, classes = json.loads(out.stdout)
+        assert "newsite" in [s["name"] for s in config["systems"]]
+        config["systems"] = [s for s in config["systems"] if s["name"] == "newsite"]
+        return missing_keys(config, dict.fromkeys(classes), tmp_path / "config" / "references", tmp_path)
+
+    assert check() == []  # no recipe page: a system, not a site, and it has what every system needs
+    (tmp_path / "docs" / "sites" / "newsite.md").write_text("# newsite\n")
+    assert check() == ["newsite: no references file config/references/newsite.yaml",
+                       "newsite:booster: no node class (config/nodeclasses.py PARTITIONS)"]
+    shutil.copy(REPO / "config" / "references" / "leonardo.yaml", tmp_path / "config" / "references" / "newsite.yaml")
+    classes = tmp_path / "config" / "nodeclasses.py"
+    classes.write_text(classes.read_text().replace('"leonardo:booster": "a100-sxm4-64gb-x4",',
+                                                   '"leonardo:booster": "a100-sxm4-64gb-x4",\n'
+                                                   '    "newsite:booster": "a100-sxm4-64gb-x4",'))
+    assert check() == []
+    prefix = tmp_path / "rfm"
+    cmd = reframe_cmd("--system", "newsite", "-c", "checks/pingpong.py", "-n", "%method=host",
+                      "--dry-run", "--prefix", prefix, "--report-file", prefix / "report.json")
+    cmd[cmd.index(str(CONFIG))] = str(tmp_path / "config" / "settings.py")
+    run = subprocess.run(cmd, cwd=tmp_path, env=clean_env(PYTHONPATH=str(REPO / "src"), SBATCH_ACCOUNT="x",
+                                                     GPUCOMM_PYTHON="/venv/bin/python"),
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout[-3000:]
+    script = (Path(report_cases(prefix / "report.json")[0]["stagedir"]) / "rfm_job.sh").read_text()
+    assert "#SBATCH --partition=boost_usr_prod" in script and "-m gpucomm pingpong --method host" in script

@@ -302,3 +302,6 @@ TEST_HOOK_SCOPE = {
 #: the hooks whose only effect is on the numbers: they can fail a check only against a reference
 #: (TEST_SLOW_NODE is judged against the other nodes, by gpucomm acceptance: no reference needed)
 TEST_HOOKS_PERF_ONLY = (TEST_SLOW_PAIR, TEST_SLOW_GPU)
+
+#: ReFrame's time-period query for every stored session (gpucomm report --stored-sessions)
+ALL_SESSIONS = "19700101T0000+0000:now"

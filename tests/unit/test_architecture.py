@@ -104,3 +104,26 @@ def test_no_long_functions():
                 if lines > MAX_FUNCTION_LINES:
                     long.append(f"{rel}:{node.lineno} {node.name}: {lines} lines")
     assert not long, "\n".join(long)
+
+
+def upward_imports(path):
+    """The names ``path`` (a module of a package) imports from the __init__.py of its own package
+    or of a package above it (``from . import NAME`` where NAME is no module): an arrow back up
+    (gpucomm's ``__version__``, the distribution's, excepted)."""
+    tree = ast.parse(path.read_text())
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level and not node.module and path.name != "__init__.py":
+            package = path.parent
+            for _ in range(node.level - 1):
+                package = package.parent
+            out += [f"{path.relative_to(SRC)}: from {'.' * node.level} import {a.name}" for a in node.names
+                    if not (package / f"{a.name}.py").exists() and not (package / a.name).is_dir()
+                    and not (package == SRC and a.name == "__version__")]
+    return out
+
+
+def test_no_module_imports_from_its_packages_face():
+    """A package's __init__.py may import its modules, never the reverse (docs/architecture.md)."""
+    found = [line for path in sorted(SRC.rglob("*.py")) for line in upward_imports(path)]
+    assert not found, "\n".join(found)

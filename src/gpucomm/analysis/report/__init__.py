@@ -41,11 +41,10 @@ import os
 import sys
 from typing import IO, Any
 
-from ...constants import EXIT_BAD_INPUT, EXIT_INTERNAL
+from ...constants import ALL_SESSIONS, EXIT_BAD_INPUT, EXIT_INTERNAL
 
 #: tables.parse_tolerances': (the default fraction or None, [(pattern, fraction)])
 _Tolerances = tuple[float | None, list[tuple[str, float]]]
-ALL_SESSIONS = "19700101T0000+0000:now"  # ReFrame's time-period query for every stored session
 
 USAGE_EPILOG = """
 The paper reference (De Sensi et al., SC24) is the copy shipped with gpucomm (gpucomm/data);

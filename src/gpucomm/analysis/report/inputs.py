@@ -31,6 +31,7 @@ from typing import Any
 
 import pandas as pd
 
+from ...constants import ALL_SESSIONS
 from ...contract import (
     NOISE_FILES,
     PER_RUN_ENV,
@@ -45,7 +46,6 @@ from ...contract import (
     STDOUT_FILE,
     parse_output,
 )
-from . import ALL_SESSIONS
 
 #: a test case within a session: its check (``test``, ReFrame's name) and its variant (``case``,
 #: ReFrame's display_name: one per node of ``--distribute`` and per ``--repeat``)

@@ -420,12 +420,10 @@ def _night(night, out, report_file, made, args):
 def _report(out, report_file, args):
     """gpucomm report on the night, with the earlier nights as its history (the drift verdict)."""
     from .drift import nightly_history
-    from .report import main as report_main
-    history = nightly_history(out, args.history)
-    return report_main([report_file, "-o", os.path.join(out, "report"), "-q", "--paper", "none"]
-                       + (["--history", *history] if history else [])
-                       + (["--since", args.since] if args.since else [])
-                       + (["--night-gap", args.night_gap] if args.night_gap is not None else []))
+    from .report import ReportOptions, produce
+    return produce(ReportOptions(inputs=[report_file], output=os.path.join(out, "report"), quiet=True,
+                                 paper="none", history=nightly_history(out, args.history), since=args.since,
+                                 night_gap=None if args.night_gap is None else _hours(args.night_gap)))
 
 
 def _hours(text):

@@ -39,6 +39,7 @@ import errno
 import fcntl
 import os
 import sys
+from dataclasses import dataclass, field
 from typing import IO, Any
 
 from ...constants import ALL_SESSIONS, EXIT_BAD_INPUT, EXIT_INTERNAL
@@ -126,8 +127,36 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+@dataclass
+class ReportOptions:
+    """What a report is asked for: the command line's options (build_parser says each), for a
+    caller in the same process (gpucomm nightly) without a command line."""
+    inputs: list[str]
+    output: str
+    stored_sessions: str | None = None
+    history: list[str] = field(default_factory=list)
+    paper: str | None = None
+    paper_system: list[str] = field(default_factory=list)
+    paper_stat: str = "median"
+    tolerance: list[str] = field(default_factory=list)
+    window: int = 5
+    latency_max: str = "64K"
+    heatmap_size: str | None = None
+    since: str | None = None
+    night_gap: float | None = None
+    title: str = "gpucomm report"
+    quiet: bool = False
+    debug: bool = False
+
+
 def main(argv: list[str] | None = None) -> int:
+    """``gpucomm report``'s command line."""
     args = build_parser().parse_args(sys.argv[1:] if argv is None else list(argv))
+    return produce(ReportOptions(**vars(args)))
+
+
+def produce(args: ReportOptions) -> int:
+    """Write the report ``args`` asks for; its exit status (the module's docstring)."""
     if not args.inputs and args.stored_sessions is None:
         print("gpucomm report: error: give inputs (PATH ...) or --stored-sessions (see gpucomm report --help)",
               file=sys.stderr)
@@ -146,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     except (GpucommError, ValueError) as exc:
         print(f"gpucomm report: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    mapping = [tuple(item.rpartition("=")[::2]) for item in args.paper_system]
+    mapping = [(key, name) for key, _, name in (item.rpartition("=") for item in args.paper_system)]
     refused = output_refused(args.output)
     lock, made = None, not os.path.lexists(args.output)
     if not refused:
@@ -174,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
         release_output(args.output, lock, made)
 
 
-def _internal(args: argparse.Namespace, exc: Exception) -> int:
+def _internal(args: ReportOptions, exc: Exception) -> int:
     """A bug, not bad input (that is reported and skipped): one line, no traceback."""
     if args.debug:
         raise exc
@@ -237,7 +266,7 @@ def release_output(out: str, lock: IO[str] | None, made: bool) -> None:
         lock.close()
 
 
-def run(args: argparse.Namespace, latency_max: int, heatmap_size: int | None, tolerances: _Tolerances,
+def run(args: ReportOptions, latency_max: int, heatmap_size: int | None, tolerances: _Tolerances,
         mapping: list[tuple[str, str]], drift_options: tuple[Any, float | None] = (None, None)) -> int:
     try:
         import matplotlib  # noqa: F401

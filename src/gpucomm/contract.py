@@ -223,34 +223,6 @@ def read_run(text: str) -> tuple[dict[int, Record], Record | None]:
     return by_size(records), summary
 
 
-# -- a process by pid and start time (a pid alone may be another process's by then) ---------
-
-def _start_time(pid: int) -> str | None:
-    """The start time of process ``pid`` (clock ticks since boot, /proc/PID/stat field 22), or
-    None where it does not run (gone, or a zombie: killed, not yet reaped by its parent)."""
-    try:
-        with open(f"/proc/{pid}/stat") as fp:
-            fields = fp.read().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-    return None if len(fields) < 20 or fields[0] in ("Z", "X") else fields[19]
-
-
-def process_token(pid: int) -> str:
-    """"PID:START" of a running process (what WATCH_PID_ENV holds)."""
-    return f"{pid}:{_start_time(pid) or ''}"
-
-
-def process_alive(token: object) -> bool:
-    """Whether the process of ``token`` (process_token) still runs; True for a token that says
-    nothing (no pid): no process to outlive."""
-    pid, _, start = str(token).partition(":")
-    if not pid.isdigit():
-        return True
-    now = _start_time(int(pid))
-    return now is not None and (not start or now == start)
-
-
 #: upper bounds: a count or a time past these is a typo, not a benchmark
 MAX_COUNT = 10**9
 MAX_SECONDS = 7 * 24 * 3600

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from gpucomm import constants
+from gpucomm import constants, procs
 from gpucomm.analysis import nightly
 from reframe_helpers import REPO, clean_env, dry_runs, job_script, payload_ranks_under, reframe, wait_for
 
@@ -117,14 +117,14 @@ def test_kill_9_of_the_night_ends_reframe_and_its_ranks(tmp_path):
     under = {}
     try:
         assert wait_for(lambda: len(payload_ranks_under(prefix)) >= 2, 120), "the payload never started"
-        under = nightly.descendants(proc.pid)
+        under = procs.descendants(proc.pid)
         assert len(under) >= 3  # reframe, mpirun, the ranks
         proc.kill()
         proc.wait(timeout=30)
-        assert wait_for(lambda: not nightly.still_running(under), 30), nightly.still_running(under)
+        assert wait_for(lambda: not procs.still_running(under), 30), procs.still_running(under)
         assert (night / "report.json").stat().st_size > 0  # reframe's report, not the claim
     finally:
-        for pid in nightly.still_running(under):
+        for pid in procs.still_running(under):
             os.kill(pid, signal.SIGKILL)
         if proc.poll() is None:
             proc.kill()
@@ -133,13 +133,13 @@ def test_kill_9_of_the_night_ends_reframe_and_its_ranks(tmp_path):
 def test_a_stop_signal_kills_what_outlives_the_grace(monkeypatch):
     """SIGHUP to the runner: its child ignores the SIGTERM passed on, and a grandchild in a
     session of its own (as a local job) outlives it: both are killed after the grace."""
-    monkeypatch.setattr(nightly, "NIGHTLY_STOP_GRACE_S", 1)
-    monkeypatch.setattr(nightly, "NIGHTLY_ORPHAN_GRACE_S", 1)
+    monkeypatch.setattr(procs, "NIGHTLY_STOP_GRACE_S", 1)
+    monkeypatch.setattr(procs, "NIGHTLY_ORPHAN_GRACE_S", 1)
     child = ("import signal, subprocess, sys, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
              "subprocess.Popen([sys.executable, '-c', 'import signal, time; "
              "signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)'], start_new_session=True); "
              "print('ERROR: nothing', flush=True); time.sleep(600)")
-    run = nightly.ReframeRun([sys.executable, "-c", child])
+    run = procs.ReframeRun([sys.executable, "-c", child])
     previous = signal.signal(signal.SIGHUP, run.stop)
     try:
         threading.Timer(2, os.kill, (os.getpid(), signal.SIGHUP)).start()
@@ -149,7 +149,7 @@ def test_a_stop_signal_kills_what_outlives_the_grace(monkeypatch):
         signal.signal(signal.SIGHUP, previous)
     assert rc == -signal.SIGKILL and run.signal == signal.SIGHUP and run.killed == 1
     assert run.errors == ["ERROR: nothing"] and time.monotonic() - started < 30
-    assert not nightly.still_running(run.under)
+    assert not procs.still_running(run.under)
 
 
 def test_outside_the_checkout_and_a_bad_mode_are_one_clear_line(tmp_path):
@@ -252,7 +252,7 @@ def test_what_reframe_said_is_the_fail_line(tmp_path):
 def test_a_traceback_is_quoted_by_its_exception():
     said = ["[ERROR] ...", "ERROR: Traceback (most recent call last):", '  File "x.py", line 1, in <module>',
             "    raise ValueError('invalid duration: abc')", "ValueError: invalid duration: abc", "Log file(s) saved"]
-    run, traceback = nightly.ReframeRun([]), False
+    run, traceback = procs.ReframeRun([]), False
     for line in said:
         traceback = run._keep_error(line, traceback)
     assert run.errors == ["ERROR: ValueError: invalid duration: abc"]

@@ -19,7 +19,7 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "gpucomm"
 
 #: modules every layer may use: the shared vocabulary
 SHARED = {"gpucomm", "gpucomm.constants", "gpucomm.contract", "gpucomm.errors", "gpucomm.sizes",
-          "gpucomm.metrics", "gpucomm.pairs"}
+          "gpucomm.metrics", "gpucomm.pairs", "gpucomm.procs"}
 #: layer -> (gpucomm packages it may import besides SHARED, third-party top-level packages)
 RULES = {
     "payload": ({"gpucomm.payload"}, {"numpy", "mpi4py", "cupy", "cupyx"}),

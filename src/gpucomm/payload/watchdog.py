@@ -25,7 +25,8 @@ import threading
 import time
 
 from ..constants import EXIT_INTERRUPTED, EXIT_TIMEOUT, WATCH_PID_ENV
-from ..contract import ERROR_PREFIX, process_alive
+from ..contract import ERROR_PREFIX
+from ..procs import process_alive
 
 #: how long a rank that timed out waiting for its peers lets them speak before it ends the job:
 #: the rank that stopped (its watchdog armed a moment later, its start-up having been slower)

@@ -5,7 +5,7 @@ ReFrame cancels its jobs when it is stopped (SIGTERM, Ctrl-C), but a ``kill -9``
 leaves a local scheduler's job running with parent 1: its shell, mpirun and the ranks, until
 the payload's watchdog limit (``-S time_limit=0``: constants.PAYLOAD_TIMEOUT_CEILING_S), holding
 the node's GPUs for the next run.  Under the local scheduler the check names its ReFrame process in GPUCOMM_WATCH_PID
-(contract.process_token: pid and start time, so that a reused pid is not taken for it), and the
+(procs.process_token: pid and start time, so that a reused pid is not taken for it), and the
 payload's watchdog ends every rank within a second once that process is gone.  A batch
 scheduler's job (Slurm) is the scheduler's to end: it is left alone, as ReFrame leaves it.
 """
@@ -16,7 +16,7 @@ from reframe.core.builtins import run_before
 from reframe.core.pipeline import RegressionTestPlugin
 
 from ..constants import WATCH_PID_ENV
-from ..contract import process_token
+from ..procs import process_token
 
 
 class WatchRun(RegressionTestPlugin):

@@ -33,13 +33,13 @@ import pandas as pd
 
 from ...contract import (
     NOISE_FILES,
+    PAIRS_FIELD,
     PER_RUN_ENV,
     PREC_CI,
     PREC_P10,
     PREC_REL_SE,
     PREC_SAMPLES,
     PREC_STOPPED,
-    PAIRS_FIELD,
     PRECISION_FIELD,
     RESULT_TAG,
     RESULTS_FILE,

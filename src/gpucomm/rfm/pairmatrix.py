@@ -21,6 +21,11 @@ the rounds': ``conc_uni_L_i-j``, ``conc_bidir_L_i-j``, ``conc_latency_8B_i-j`` (
 round trip while its round runs, us) and ``min_pair_conc_uni_L`` / ``min_pair_conc_bidir_L``
 (more than one pair only).
 
+A node pair matrix's rounds (``pair_scope`` rounds across nodes) report per node instead of per
+pair (node_plan: ``BASE_slowest_NODE`` and ``BASE_median_NODE``), every pair in the loggable
+``pair_values`` (contract.PAIRS_FIELD) that the verdict reads; its time limit is computed
+(pairs.time_limit_s), and with ``group_size`` it is one job of the groups' schedule (pairs.group_jobs).
+
 A pair whose GPUs have no peer access (the payload's p2p probe) gets the suffix ``_nop2p``, so
 that a failure names the reason with the pair.
 

@@ -56,6 +56,10 @@ SOFTWARE_FIELD = "software"
 #: the payload record's field holding the median time's precision (in us: metrics.median_precision_us,
 #: with the record's STOPPED word); each perf variable's is the record's in its own unit (rfm.precision)
 PRECISION_FIELD = "precision"
+#: the node pair matrix's loggable variable holding every pair (session report): {"nodes": [host
+#: by rank], "values": {base name: {"unit": unit, "pairs": [[rank, rank, value], ...]}}}; its
+#: perf variables are per node (a node's slowest and median pair), the verdict reads the pairs here
+PAIRS_FIELD = "pair_values"
 #: keys of one perf variable's precision (and of a record's)
 PREC_SAMPLES, PREC_BLOCKS, PREC_CI, PREC_P10, PREC_BLOCK_SPREAD, PREC_REL_SE, PREC_STOPPED = (
     "samples", "blocks", "ci95", "p10", "block_spread", "rel_se", "stopped")

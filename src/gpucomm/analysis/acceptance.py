@@ -133,6 +133,7 @@ def read_sessions(sources: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
     _, cases, perf = data.frames()
     if cases.empty:
         raise SessionError(f"{', '.join(sources)}: no test cases")
+    cases["pair_values"] = [data.pair_values.get((src, case)) for src, case in zip(cases["source"], cases["case"])]
     systems = cases.groupby("source")["system"].agg(lambda s: ",".join(sorted(set(map(str, s)))))
     if systems.nunique() > 1:
         said = "; ".join(f"{src}: {sys_}" for src, sys_ in systems.items())
@@ -543,8 +544,12 @@ def _judge_across_nodes(tally: _Tally, multi: pd.DataFrame, perf: pd.DataFrame,
     """Step 3: a multi-node check drains the nodes its pairs show slow; failed without one, all its nodes."""
     for (test, part), rows in multi.groupby(["test", "part"]):
         nodes_of = sorted({n for _, r in rows.iterrows() for n in case_nodes(r)})
-        pvals = perf[(perf["test"] == test) & (perf["part"] == part) & perf["node"].isna()]
-        found, note = judge_pairs(pvals, nodes_of, variables)
+        logged = [v for v in rows["pair_values"] if isinstance(v, dict)] if "pair_values" in rows else []
+        if logged:
+            found, note = judge_pair_groups(*logged_pair_groups(logged, variables), nodes_of)
+        else:  # a report of per-pair perf variables
+            pvals = perf[(perf["test"] == test) & (perf["part"] == part) & perf["node"].isna()]
+            found, note = judge_pairs(pvals, nodes_of, variables)
         tally.out.notes += [f"{test} ({part}): {note}"] if note else []
         for node, reason in found.items():
             tally.drain(node, test, part, reason)
@@ -684,8 +689,32 @@ def judge_pairs(pvals: pd.DataFrame, nodes: list[str], variables: re.Pattern | N
     switch classes, so every pair is one class (the note says so)."""
     if len(nodes) < 3 or pvals.empty:
         return {}, ""
-    groups, units = _pair_groups(pvals, nodes, variables)
-    if not groups:
+    return judge_pair_groups(*_pair_groups(pvals, nodes, variables), nodes)
+
+
+def logged_pair_groups(logged: list[dict], variables: re.Pattern | None = None
+                       ) -> tuple[dict[str, dict[tuple[str, str], list[float]]], dict[str, str]]:
+    """({base: {(a, b): [values]}}, {base: unit}) of node pair matrices' every pair as their test
+    cases log it (contract.PAIRS_FIELD: one job of all nodes, or the jobs of its groups, and their
+    repeats pooled); ``variables`` matches the pair's name as a perf variable (BASE_A-B)."""
+    groups: defaultdict[str, defaultdict[tuple[str, str], list[float]]] = defaultdict(lambda: defaultdict(list))
+    units: dict[str, str] = {}
+    for doc in logged:
+        hosts = [str(h) for h in doc.get("nodes") or ()]
+        for base, entry in (doc.get("values") or {}).items():
+            for i, j, value in entry.get("pairs") or ():
+                a, b = hosts[int(i)], hosts[int(j)]
+                if variables and not variables.search(f"{base}_{a}-{b}"):
+                    continue
+                groups[base][(a, b)].append(float(value) if value is not None else math.nan)
+                units[base] = str(entry.get("unit"))
+    return dict(groups), units
+
+
+def judge_pair_groups(groups: dict[str, dict[tuple[str, str], list[float]]], units: dict[str, str],
+                      nodes: list[str]) -> tuple[dict[str, str], str]:
+    """judge_pairs on pairs already grouped by base ({base: {(a, b): [values]}}, {base: unit})."""
+    if len(nodes) < 3 or not groups:
         return {}, ""
     index = {n: i for i, n in enumerate(nodes)}
     found: dict[str, str] = {}

@@ -117,12 +117,16 @@ def build_parser(epilog=None):
                            help=f"{PAIRS_ALL}: every pair one at a time, then the rounds of disjoint "
                                 f"pairs all at once; {PAIRS_ROUNDS}: the rounds only (n-1 rounds for "
                                 f"n ranks, each pair in one: a matrix of many nodes; default {PAIRS_ALL})")
+            s.add_argument("--between", type=TYPES["count0"], default=0, metavar="K",
+                           help=f"with --pairs {PAIRS_ROUNDS}: only the pairs of one rank of [0, K) and one "
+                                "of [K, n), in max(K, n-K) rounds (two groups of a node pair matrix in "
+                                "groups: gpucomm.pairs.group_jobs); default 0, every pair")
     return p
 
 
 #: an operation's own options (the aggressor's sustained traffic, the pair matrix's --pairs),
 #: passed to it as RunConfig.op_args
-OP_OPTIONS = ("duration", "target_bandwidth", "pattern", "ready_file", "stop_file", "pairs")
+OP_OPTIONS = ("duration", "target_bandwidth", "pattern", "ready_file", "stop_file", "pairs", "between")
 
 
 def _own_options(op):

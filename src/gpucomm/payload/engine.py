@@ -37,7 +37,7 @@ from ..contract import (
 )
 from ..errors import CapabilityError, GpucommError, PlausibilityError, ValidationError, collective
 from ..metrics import block_count, median_precision_us, rel_halfwidth, time_stats_us
-from ..sizes import size_label
+from ..sizes import default_batch, default_iters, size_label
 from .backend import make_backend
 from .capabilities import check_environment
 from .context import Context, locate, make_context
@@ -97,28 +97,6 @@ class RunConfig:
     fit_memory: bool = False         # a default sweep: stop at the largest size that fits (_fit)
     quiet: bool = False
     sweep: bool = False              # one of several methods of one launch (set by run())
-
-
-def default_iters(size):
-    """Iterations per size: many for latency-bound sizes, fewer where one iteration is long."""
-    if size <= 64 << 10:
-        return 1000
-    if size <= 1 << 20:
-        return 200
-    if size <= 64 << 20:
-        return 50
-    return 20
-
-
-def default_batch(size, iters):
-    """Iterations per timed sample.  Small messages run back to back between two barriers, as
-    OSU and nccl-tests time their loops: a barrier's skew (ranks leave it up to a microsecond
-    apart) and the timer's own cost are paid once per sample instead of once per iteration.
-    Large messages run a few per sample too: a barrier, a stream synchronisation and the timer
-    in every sample cost about 7 us, 4 % of a 64 MiB NVLink transfer.  At least 10 samples
-    remain for the spread."""
-    batch = 20 if size <= 64 << 10 else 4 if size <= 1 << 20 else 5
-    return max(1, min(batch, iters // 10))
 
 
 def budget_iters(iters, budget, warm_s):

@@ -21,6 +21,11 @@ the rounds': ``conc_uni_L_i-j``, ``conc_bidir_L_i-j``, ``conc_latency_8B_i-j`` (
 round trip while its round runs, us) and ``min_pair_conc_uni_L`` / ``min_pair_conc_bidir_L``
 (more than one pair only).
 
+A node pair matrix's rounds (``pair_scope`` rounds across nodes) report per node instead of per
+pair (node_plan: ``BASE_slowest_NODE`` and ``BASE_median_NODE``), every pair in the loggable
+``pair_values`` (contract.PAIRS_FIELD) that the verdict reads; its time limit is computed
+(pairs.time_limit_s), and with ``group_size`` it is one job of the groups' schedule (pairs.group_jobs).
+
 A pair whose GPUs have no peer access (the payload's p2p probe) gets the suffix ``_nop2p``, so
 that a failure names the reason with the pair.
 
@@ -39,36 +44,89 @@ under the base name of each variable (``uni_256MiB``, ``bidir_256MiB``, ``conc_u
 (its index cannot go below the test's own variables to a pair).
 """
 
-import reframe.utility.sanity as sn
-from reframe.core.builtins import run_after, variable
-from reframe.core.exceptions import ReframeError, SanityError
-from reframe.utility import nodelist_expand
+import os
+import statistics
 
-from ..constants import HOST, PAIR_MATRIX, PAIR_SCOPES, PAIRS_ALL, PAIRS_ROUNDS, Extras
+import reframe.utility.sanity as sn
+from reframe.core.builtins import run_after, run_before, variable
+from reframe.core.exceptions import ReframeError, SanityError
+from reframe.utility import nodelist_abbrev, nodelist_expand
+
+from ..constants import HOST, PAIR_MATRIX, PAIR_SCOPES, PAIRS_ALL, PAIRS_ROUNDS, PRECISION_CAP_S, Extras
 from ..contract import LATENCY, parse_output, record_value
 from ..errors import GpucommError
-from ..pairs import pair_class, pair_label, switch_distance, tournament
+from ..pairs import group_jobs, job_rounds, pair_class, pair_label, switch_distance, time_limit_s, tournament
 from ..sizes import parse_sizes, size_label
+from . import setvars
 from .base import GpucommCheck, read_references
 from .sanity import payload_ok, read_meta
 
 LATENCY_SIZE = 8
+#: a node pair's link where the partition says nothing of it (the time limit's model): latency ...
+PAIR_LATENCY_US = 50.0
+#: ... and one direction's bandwidth, GB/s (a partition's: its network_bandwidth_GBps over its NICs)
+PAIR_GBPS = 1.0
+#: the per-node statistics of a node pair matrix's pairs (perf variables NAME_slowest_NODE, NAME_median_NODE)
+NODE_STATS = ("slowest", "median")
 
-def case_count(n, nsizes, pairs=PAIRS_ALL):
+def case_count(n, nsizes, pairs=PAIRS_ALL, split=0):
     """Records the payload writes for n ranks: per size, n(n-1) ping-pongs and n(n-1)/2
-    bidirectional pairs (``pairs`` all only), and the concurrent rounds of both modes."""
+    bidirectional pairs (``pairs`` all only), and the concurrent rounds of both modes (with
+    ``split``, the rounds between ranks [0, split) and [split, n): pairs.job_rounds)."""
     singles = n * (n - 1) + n * (n - 1) // 2 if pairs == PAIRS_ALL else 0
-    return nsizes * (singles + 2 * len(tournament(n)))
+    return nsizes * (singles + 2 * len(job_rounds(n, split)))
 
 def read_pair_records(path):
     with open(path) as fp:
         return parse_output(fp.read())[0]
 
+_PAIRS_CACHE: dict = {}
+
+
+def round_pairs(path):
+    """{(size, mode): {(i, j): (time_us, goodput_GBps)}} of every concurrent round's pairs of a
+    job's output, read once per version of the file (a node pair matrix of 1024 nodes: 3 million
+    pairs, read by every per-node perf variable)."""
+    st = os.stat(path)
+    key = (path, st.st_mtime_ns, st.st_size)
+    if key not in _PAIRS_CACHE:
+        out: dict = {}
+        for rec in read_pair_records(path):
+            if rec.get("scope") == "concurrent":
+                into = out.setdefault((rec["size"], rec["mode"]), {})
+                for p in rec["pair_results"]:
+                    into[tuple(sorted(p["pair"]))] = (p["time_us"], p["goodput_GBps"])
+        _PAIRS_CACHE.clear()
+        _PAIRS_CACHE[key] = out
+    return _PAIRS_CACHE[key]
+
+
+def node_pair_stats(path, size, mode, key):
+    """{rank: (slowest, median)} of each rank's pairs at ``size`` in ``mode``: goodput (the
+    lowest is the slowest) or 'latency' (us, the highest)."""
+    per: dict = {}
+    for (i, j), (t, g) in round_pairs(path).get((size, mode), {}).items():
+        value = t if key == LATENCY else g
+        per.setdefault(i, []).append(value)
+        per.setdefault(j, []).append(value)
+    worst = max if key == LATENCY else min
+    return {r: (worst(v), statistics.median(v)) for r, v in per.items()}
+
+
 @sn.deferrable
-def every_case_ok(stdout, nranks, nsizes, pairs=PAIRS_ALL):
+def node_value(stdout, size, mode, key, rank, stat):
+    """A rank's (node's) slowest or median pair (NODE_STATS) of a node pair matrix."""
+    found = node_pair_stats(stdout, size, mode, key).get(rank)
+    if found is None:
+        raise SanityError(f"no {mode} pair of rank {rank} at {size} B")
+    return found[NODE_STATS.index(stat)]
+
+
+@sn.deferrable
+def every_case_ok(stdout, nranks, nsizes, pairs=PAIRS_ALL, split=0):
     """True if the payload wrote one validated record per case; else a SanityError."""
     records = read_pair_records(stdout)
-    want = case_count(nranks, nsizes, pairs)
+    want = case_count(nranks, nsizes, pairs, split)
     bad = [r for r in records if not r.get("validated")]
     if bad or len(records) != want:
         raise SanityError(f"pair matrix incomplete: {len(records) - len(bad)} of {want} cases validated")
@@ -115,14 +173,64 @@ class PairMatrixBase(GpucommCheck):
     #: concurrent rounds), 'rounds' (the rounds only: n-1 for n ranks), or 'auto': rounds for a
     #: node pair matrix (1024 nodes: 1023 rounds instead of a million single pairs), all on one node
     pair_scope = variable(str, value="auto")
+    #: a node pair matrix in groups of at most this many nodes (0: one job of every node): the
+    #: batch (-S nodelist=...) cut by pairs.group_jobs into one job per group and one per pair of
+    #: groups; ``group_job`` says which job this test case is (-P PairMatrixCheck.group_job:0,...)
+    group_size = variable(setvars.integer("group_size"), value=0)
+    #: this test case's job of the groups' schedule (pairs.group_jobs; -1: none)
+    group_job = variable(setvars.integer("group_job"), value=-1)
+    #: a node pair's link for the time limit's model (pairs.time_limit_s): latency (us) and one
+    #: direction's bandwidth (GB/s); 0: the partition's network over its NICs, else PAIR_LATENCY_US, PAIR_GBPS
+    pair_latency_us = variable(setvars.real("pair_latency_us"), value=0.0)
+    pair_GBps = variable(setvars.real("pair_GBps"), value=0.0)
+    #: a node pair matrix's every pair (contract.PAIRS_FIELD): {"nodes": [host by rank],
+    #: "values": {base name: {"unit": unit, "pairs": [[rank, rank, value], ...]}}}; loggable, so
+    #: that the session report holds every pair for the verdict (gpucomm acceptance)
+    pair_values = variable(dict, value={}, loggable=True)  # contract.PAIRS_FIELD
+    #: the first group's size in this job (the payload's --between; 0: every pair of its nodes)
+    split = 0
+    #: the jobs of the groups' schedule (group_size)
+    jobs_total = 0
 
     @run_after("init")
     def nodes_of_the_list(self):
         """A node list given without its count (-S PairMatrixCheck.nodelist=nid[001-004], num_nodes
         left at 1) is the matrix of those nodes: num_nodes is its length, before ReFrame's
-        --filter-expr (acceptance-network's num_nodes > 1) reads it; a list was never to be ignored."""
-        if self.nodelist and self.num_nodes == 1 and not self.emulate_nodes:
-            self.num_nodes = len(nodelist_expand(self.nodelist))
+        --filter-expr (acceptance-network's num_nodes > 1) reads it; a list was never to be ignored.
+        With ``group_size`` the list is the batch: num_nodes its largest job's until
+        nodes_of_the_job (ReFrame selects before -P sets group_job)."""
+        if not self.nodelist or self.emulate_nodes:
+            return
+        nodes = nodelist_expand(self.nodelist)
+        if self.group_size > 0:
+            jobs = group_jobs(len(nodes), self.group_size)
+            self.jobs_total = len(jobs)
+            self.num_nodes = max(len(job[1]) for job in jobs)
+        elif self.num_nodes == 1:
+            self.num_nodes = len(nodes)
+
+    @run_before("setup")
+    def nodes_of_the_job(self):
+        """With ``group_size``: this test case's job of the groups' schedule (pairs.group_jobs,
+        ``group_job``): its nodes (the batch's in its order) and the first group's size."""
+        if self.group_size <= 0 or not self.nodelist or not 0 <= self.group_job < self.jobs_total:
+            return  # check_variables says what is wrong
+        nodes = nodelist_expand(self.nodelist)
+        _, mine, self.split = group_jobs(len(nodes), self.group_size)[self.group_job]
+        self.nodelist = nodelist_abbrev([nodes[i] for i in mine])
+        self.num_nodes = len(mine)
+
+    def group_problem(self):
+        """What is wrong with group_size and group_job (one line), or ''."""
+        if self.group_size <= 0:
+            return "" if self.group_job < 0 else "-P PairMatrixCheck.group_job:... needs -S group_size=G"
+        if not self.nodelist:
+            return f"-S group_size={self.group_size}: the batch is -S PairMatrixCheck.nodelist=..."
+        if not 0 <= self.group_job < self.jobs_total:
+            return (f"-S group_size={self.group_size}: each test case is one job of the groups' schedule "
+                    f"(pairs.group_jobs): -P PairMatrixCheck.group_job:0,...,{self.jobs_total - 1} "
+                    f"({self.jobs_total} jobs), not {self.group_job}")
+        return ""
 
     def pairs_run(self):
         """'all' or 'rounds' (see ``pair_scope``)."""
@@ -156,10 +264,39 @@ class PairMatrixBase(GpucommCheck):
         self.perf_size_list()
         if self.pair_scope not in ("auto", *PAIR_SCOPES):
             raise ReframeError(f"-S pair_scope={self.pair_scope}: one of auto, {', '.join(PAIR_SCOPES)}")
+        problem = self.group_problem()
+        if problem:
+            raise ReframeError(problem)
 
     def command(self):
         exe, opts = super().command()
-        return exe, opts + ["--pairs", self.pairs_run()]
+        between = ["--between", str(self.split)] if self.split else []
+        return exe, opts + ["--pairs", self.pairs_run()] + between
+
+    def set_tasks(self):
+        super().set_tasks()
+        if self.node_pairs and not any(var == "time_limit" and test in (None, type(self).__name__)
+                                       for test, var in setvars.command_line_names()):
+            self.time_limit = f"{self.model_time_limit_s()}s"
+
+    def link_figures(self):
+        """(latency in s, one direction's GB/s) of a node pair for the time limit: -S pair_latency_us
+        and pair_GBps, else the partition's network_bandwidth_GBps over its NICs, else PAIR_GBPS."""
+        extras = self.current_partition.extras
+        nics = len((extras.get(Extras.NICS) or {}).get("devices") or ()) or 1
+        network = extras.get(Extras.NETWORK_BANDWIDTH)
+        bandwidth = self.pair_GBps or (network / nics if network else PAIR_GBPS)
+        return (self.pair_latency_us or PAIR_LATENCY_US) * 1e-6, bandwidth
+
+    def model_time_limit_s(self):
+        """The job's time limit (whole minutes, in s) from its rounds, sizes, iterations, budget,
+        soak and precision cap over the link_figures (pairs.time_limit_s)."""
+        rounds = len(job_rounds(self.num_tasks, self.split)) if self.pairs_run() == PAIRS_ROUNDS else \
+            len(tournament(self.num_tasks)) + self.num_tasks * (self.num_tasks - 1)
+        target_on = self.precision_target > 0 or (self.precision_target < 0 and not self.iters)
+        return time_limit_s(rounds, self.num_nodes, self.size_list, *self.link_figures(), iters=self.iters,
+                            warmup=self.warmup, budget=self.budget, soak=self.validate_every > 0,
+                            precision_cap=(self.budget or PRECISION_CAP_S) if target_on else 0.0)
 
     def perf_size_list(self):
         try:
@@ -197,6 +334,8 @@ class PairMatrixBase(GpucommCheck):
         """[(name, base name for the reference, deferred value, unit)]: what set_perf_variables
         and set_references share; ``p2p`` ({'i-j': bool}) marks the pairs without peer access,
         ``hosts`` (by rank, a node pair matrix's) names the pairs by their nodes."""
+        if self.node_pairs and self.pairs_run() == PAIRS_ROUNDS:
+            return self.node_plan(hosts)
         n, swept = self.num_tasks, set(self.measured_sizes())
         out: list[tuple] = []
         ordered = [[i, j] for i in range(n) for j in range(n) if i != j]
@@ -232,6 +371,44 @@ class PairMatrixBase(GpucommCheck):
                     out.append((f"min_pair_conc_{base}", f"conc_{base}", None,
                                 min_pair_value(stdout, size, mode, "concurrent"), "GB/s"))
         return out
+
+    def node_bases(self):
+        """[(base name, size, mode, record key, unit)] of a node pair matrix's rounds: the
+        concurrent latency at 8 B where swept, each perf size's uni and bidir goodput."""
+        swept = set(self.measured_sizes())
+        out = [("conc_latency_8B", LATENCY_SIZE, "uni", LATENCY, "us")] if LATENCY_SIZE in swept else []
+        for size in sorted(swept & set(self.perf_size_list())):
+            out += [(f"conc_{mode}_{size_label(size)}", size, mode, "goodput", "GB/s") for mode in ("uni", "bidir")]
+        return out
+
+    def node_plan(self, hosts=()):
+        """A node pair matrix's perf variables: per node (its name, else its rank) and base, its
+        slowest and its median pair (``BASE_slowest_NODE``, ``BASE_median_NODE``, NODE_STATS)
+        under the base's lowest class's reference; every pair is in ``pair_values``
+        (set_pair_values), not a perf variable each (1024 nodes: 6,144 variables, not 1.5 million)."""
+        stdout = str(self.stdout)
+        return [(f"{base}_{stat}_{hosts[r] if hosts else r}", base, None,
+                 node_value(stdout, size, mode, key, r, stat), unit)
+                for base, size, mode, key, unit in self.node_bases()
+                for r in range(self.num_tasks) for stat in NODE_STATS]
+
+    @run_after("performance")
+    def set_pair_values(self):
+        """``pair_values`` of a finished node pair matrix: every pair's value per base, by rank,
+        with the ranks' hosts (contract.PAIRS_FIELD); none where it has no output (a dry run)."""
+        if not (self.node_pairs and self.pairs_run() == PAIRS_ROUNDS) or self.is_dry_run():
+            return
+        try:
+            round_pairs(str(self.stdout))
+        except OSError:
+            return
+        hosts = self.run_nodes()[0]
+        values = {}
+        for base, size, mode, key, unit in self.node_bases():
+            pairs = round_pairs(str(self.stdout)).get((size, mode), {})
+            values[base] = {"unit": unit, "pairs": [[i, j, t if key == LATENCY else g]
+                                                    for (i, j), (t, g) in sorted(pairs.items())]}
+        self.pair_values = {"nodes": list(hosts) or [str(r) for r in range(self.num_tasks)], "values": values}
 
     def p2p_flags(self):
         return read_meta(self.results_path()).get("p2p", {})
@@ -275,7 +452,8 @@ class PairMatrixBase(GpucommCheck):
     def sanity_ok(self):
         return sn.all(self.sanity_steps([
             payload_ok(str(self.stdout), str(self.stderr), self.measured_sizes()),
-            every_case_ok(str(self.stdout), self.num_tasks, len(self.measured_sizes()), self.pairs_run())]))
+            every_case_ok(str(self.stdout), self.num_tasks, len(self.measured_sizes()), self.pairs_run(),
+                          self.split)]))
 
     def perf_functions(self):
         nodes = self.run_nodes()

@@ -34,6 +34,7 @@ import pandas as pd
 from ...constants import ALL_SESSIONS
 from ...contract import (
     NOISE_FILES,
+    PAIRS_FIELD,
     PER_RUN_ENV,
     PREC_CI,
     PREC_P10,
@@ -64,6 +65,9 @@ class Inputs:
     sessions: list = field(default_factory=list)
     problems: list = field(default_factory=list)
     files: list = field(default_factory=list)    # (path, kind, note)
+    #: {(source, case): a node pair matrix's every pair (contract.PAIRS_FIELD)}: read by the
+    #: verdict (gpucomm acceptance), not a frame (3 million pairs at 1,024 nodes)
+    pair_values: dict = field(default_factory=dict)
 
     def frames(self) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
         """(sweeps, cases, perf) as DataFrames; duplicates (same run read twice) dropped."""
@@ -444,6 +448,8 @@ def _read_report(data, doc, path, history, kind):
     for tc in latest.values():
         case = _case_row(tc, session, end, dry, history, kind, path, info.get("version"))
         cases.append(case)
+        if isinstance(tc.get(PAIRS_FIELD), dict) and tc[PAIRS_FIELD]:
+            data.pair_values[path, case["case"]] = tc[PAIRS_FIELD]
         perf += _perf_rows(tc, case)
     if not cases:
         data.problems.append(f"{path}: a ReFrame session without test cases (it selected nothing)")

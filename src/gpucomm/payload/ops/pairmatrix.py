@@ -14,7 +14,9 @@ Cases per size, in order (the engine's cases API, one record each):
 
 ``--pairs rounds`` runs the concurrent rounds only: every pair once, in n-1 rounds instead of
 n(n-1) + n(n-1)/2 single cases plus the rounds (a matrix of many nodes: 1023 rounds per size and
-mode for 1024 nodes, against about 1.6 million single cases).
+mode for 1024 nodes, against about 1.6 million single cases).  ``--between K`` with it runs only
+the pairs between ranks [0, K) and [K, n) (pairs.between_rounds: two groups of a node pair matrix
+in groups, pairs.group_jobs).
 
 The time of a concurrent round is the engine's (each sample's maximum over all ranks: the
 round ends when its slowest pair does); each pair's own time, the maximum over its two ranks,
@@ -31,8 +33,9 @@ import time
 import numpy as np
 
 from ...constants import PAIR_MATRIX, PAIR_UNI, PAIRS_ALL, PAIRS_ROUNDS
+from ...errors import GpucommError
 from ...metrics import busbw_GBps, goodput_GBps
-from ...pairs import pair_label, tournament
+from ...pairs import job_rounds, pair_label
 from ...sizes import size_label
 from ..backend import pattern_seed
 from ..faults import SLOW_PAIR, slow_pair_request
@@ -47,8 +50,11 @@ class PairMatrix(Operation):
     def __init__(self, ctx, method):
         super().__init__(ctx, method)
         n = ctx.nranks
-        self.rounds = tournament(n)
         self.singles = ctx.op_args.get("pairs", PAIRS_ALL) != PAIRS_ROUNDS
+        self.between = int(ctx.op_args.get("between") or 0)
+        if self.between and (self.singles or not 0 < self.between < n):
+            raise GpucommError(f"--between {self.between}: needs --pairs {PAIRS_ROUNDS} and 0 < K < {n} ranks")
+        self.rounds = job_rounds(n, self.between)
         self.p2p = self._peer_access()
         self.slow = slow_pair_request()
         self.peer = None
@@ -73,6 +79,8 @@ class PairMatrix(Operation):
 
     def meta(self):
         meta = {"rounds": self.rounds, "pairs": PAIRS_ALL if self.singles else PAIRS_ROUNDS}
+        if self.between:
+            meta["between"] = self.between
         if self.p2p:
             meta["p2p"] = {f"{i}-{j}": ok for (i, j), ok in sorted(self.p2p.items())}
         if self.slow:

@@ -56,6 +56,7 @@ def _tree_with_a_seventh_method(tmp_path):
     return src
 
 
+@pytest.mark.reframe
 def test_a_seventh_method_is_picked_up_by_every_layer(tmp_path):
     src = _tree_with_a_seventh_method(tmp_path)
     env = clean_env(PYTHONPATH=str(src))

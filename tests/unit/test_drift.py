@@ -19,7 +19,7 @@ from gpucomm.analysis import drift, drift_synthetic as ds, statcore as sc
 from gpucomm.analysis.report import main
 
 REPO = Path(__file__).resolve().parents[2]
-TEMPLATE = REPO / "bench/results/2026-11-30-nvidia-h200-x2/13-health-validation/reports/report-health-1.json"
+TEMPLATE = REPO / "tests/data/h200x2-runs/health/13-health-validation/report-health-1.json"
 LOWERED = ("PairMatrixCheck %method=ccl", "uni_256MiB_0-1")
 NIGHTS = 20  # of history made from TEMPLATE
 
@@ -112,6 +112,7 @@ def replay():
     return mod, perf, cases
 
 
+@pytest.mark.committed
 def test_replay_reference_node(replay):
     """The 34 committed health sessions of local:h200x2, the sessions of one device call a night
     (--night-gap 0.03): nothing flagged on the 26 of the tolerance study (3 nights: references
@@ -128,6 +129,7 @@ def test_replay_reference_node(replay):
         (8, "HealthCheck %operation=pingpong", "gpu-aware-mpi_latency_8B", "FAIL")]
 
 
+@pytest.mark.committed
 def test_replay_one_variable_lowered(replay):
     """The same with the pair matrix's ccl 256 MiB bandwidth 5 % lower on the last night (two
     sessions): flagged that night, by name, confirmed by its second measurement."""

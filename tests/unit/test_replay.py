@@ -12,6 +12,8 @@ import pytest
 from gpucomm.analysis import acceptance, drift
 
 REPO = Path(__file__).resolve().parents[2]
+#: the replay of the committed real sessions (bench/results): outside the unit tier
+pytestmark = pytest.mark.committed
 
 
 @pytest.fixture(scope="module")

@@ -19,8 +19,8 @@ from gpucomm import constants
 from gpucomm.analysis.report import default_paper_csv, main
 
 REPO = Path(__file__).resolve().parents[2]
-#: the reference node's runs (bench/results/2026-11-30-nvidia-h200-x2, each folder's MANIFEST)
-H200X2 = REPO / "bench" / "results" / "2026-11-30-nvidia-h200-x2"
+#: the reference node's runs (copies: tests/data/h200x2-runs/README.md)
+H200X2 = REPO / "tests" / "data" / "h200x2-runs"
 DEVICE = H200X2 / "01-smoke"
 DEVICE_OUT = DEVICE / "output"
 SUITE = H200X2 / "02-suite"  # the second run, with collectives
@@ -80,6 +80,7 @@ def cpu_runs(tmp_path_factory):
     return prefix
 
 
+@pytest.mark.reframe
 def test_cpu_reframe_run(cpu_runs, tmp_path, capsys, paper_csv):
     out = tmp_path / "rep"
     code, stdout, err = report([cpu_runs, "-o", out, "--paper", paper_csv], capsys)
@@ -118,6 +119,7 @@ def test_cpu_reframe_run(cpu_runs, tmp_path, capsys, paper_csv):
     assert page.count("data:image/png;base64,") == 2 and "data:text/csv;base64," in page
 
 
+@pytest.mark.reframe
 def test_cpu_perflogs_only(cpu_runs, tmp_path, capsys):
     """The perflog alone gives the same nightly comparison (newest line vs older ones)."""
     out = tmp_path / "rep"
@@ -134,6 +136,7 @@ def test_cpu_perflogs_only(cpu_runs, tmp_path, capsys):
     assert "[1/" not in err  # -q
 
 
+@pytest.mark.reframe
 def test_cpu_broken_results_json_falls_back_to_stdout(cpu_runs, tmp_path, capsys):
     outdir = next((cpu_runs / "output").rglob("gpucomm_results.json")).parent
     copy_dir = tmp_path / "output" / "local" / "cpu" / "default" / outdir.name
@@ -588,8 +591,7 @@ def test_system_and_partition_from_reframe_not_folders(tmp_path, capsys):
     assert (tmp_path / "rep" / "goodput_local_h200x2_pingpong.png").exists()
 
 
-CLUSTER_REPORTS = REPO / "bench" / "results" / "2026-12-02-cpu-2core" / "30-acceptance-cluster-timing" / "call" / \
-    "reports.tgz"
+CLUSTER_REPORTS = REPO / "tests" / "data" / "ci-cluster" / "reports.tgz"
 
 
 def test_a_distributed_session_keeps_every_node(tmp_path, capsys):

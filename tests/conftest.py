@@ -255,6 +255,15 @@ def pytest_xdist_make_scheduler(config, log):
     return Scheduling(config, log)
 
 
+def pytest_ignore_collect(collection_path, config):
+    """Under ``-m unit`` alone, the other groups' folders are not even collected (importing them
+    is a worker's second or two): only tests/unit holds the unit tier."""
+    here = Path(__file__).resolve().parent
+    if config.getoption("markexpr", "") != "unit" or collection_path.parent != here:
+        return None
+    return True if collection_path.name in GROUPS and collection_path.name != "unit" else None
+
+
 def pytest_collection_modifyitems(config, items):
     here = Path(__file__).resolve().parent
     have = {}

@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from gpucomm import constants
 from gpucomm.analysis.report import render
 from gpucomm.payload.methods import REGISTRY as METHODS_REGISTRY

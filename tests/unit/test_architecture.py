@@ -145,3 +145,15 @@ def test_no_long_functions():
                 if lines > MAX_FUNCTION_LINES:
                     long.append(f"{rel}:{node.lineno} {node.name}: {lines} lines")
     assert not long, "\n".join(long)
+
+
+#: the most top-level scripts bench/ may hold: the tools a person runs (bench/README.md's table);
+#: their helpers go into bench/lib/, studies of committed results into bench/studies/
+MAX_BENCH_SCRIPTS = 6
+
+
+def test_bench_top_level_is_the_tools_a_person_runs():
+    scripts = sorted(p.name for p in (REPO / "bench").iterdir() if p.is_file() and p.name != "README.md")
+    assert len(scripts) <= MAX_BENCH_SCRIPTS, scripts
+    table = (REPO / "bench" / "README.md").read_text()
+    assert all(f"| `{name}` |" in table for name in scripts), scripts

@@ -25,7 +25,7 @@ NIGHTS = 20  # of history made from TEMPLATE
 
 
 def _replay():
-    spec = importlib.util.spec_from_file_location("drift_replay", REPO / "bench" / "drift_replay.py")
+    spec = importlib.util.spec_from_file_location("drift_replay", REPO / "bench" / "studies" / "drift_replay.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod

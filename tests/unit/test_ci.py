@@ -23,6 +23,23 @@ def test_ci_runs_the_readmes_test_command():
     assert 'eval "$INSTALL"' in script and 'eval "$TESTS"' in script
 
 
+#: the README's most lines: its two commands first, then the uses and where to read on
+README_MAX_LINES = 110
+
+
+def test_the_readme_is_short_with_its_two_commands_first_and_every_doc_in_read_on():
+    text = (REPO / "README.md").read_text()
+    assert len(text.splitlines()) <= README_MAX_LINES
+    first, second = re.findall(r"```sh\n(.*?)```", text, re.S)[:2]
+    assert "pip install" in first and "reframe -c checks/ -r" in first  # set up and run the main job
+    assert f'{_ci_var("INSTALL")} && {_ci_var("TESTS")}' in second  # set up and run the tests
+    read_on = text[text.index("## Read on"):]
+    read_on = read_on[:read_on.find("\n## ", 1)]
+    linked = set(re.findall(r"\]\((docs/[^)#]+\.md)", read_on))
+    docs = {str(p.relative_to(REPO)) for p in (REPO / "docs").rglob("*.md")}
+    assert docs <= linked, f"docs not in the README's Read on: {sorted(docs - linked)}"
+
+
 def test_skips_outside_the_allow_list_are_named():
     found = [("a::t1", "Skipped: needs headless Chromium"), ("b::t2", "Skipped: cupy is installed here")]
     assert skips.unexpected(found, None) is None  # no allow-list: nothing judged

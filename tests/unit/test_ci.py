@@ -89,7 +89,7 @@ def test_no_two_test_files_share_a_name():
 def test_units_are_handed_out_long_first():
     """The cluster chain, then units with a measurement, then modules that share a set-up
     (one long unit each), then the tests that are a unit alone: old, collection order handed
-    tests/unit/test_report.py (61-72 s) out last, alone at the end of the run."""
+    tests/unit/test_report.py (61-72 s, then one unit) out last, alone at the end of the run."""
     import types
 
     import conftest
@@ -99,7 +99,7 @@ def test_units_are_handed_out_long_first():
         return types.SimpleNamespace(nodeid=nodeid, get_closest_marker=lambda name, m=marker: m)
 
     items = [item("tests/unit/test_ci.py::test_a"),                       # a unit alone
-             item("tests/unit/test_report.py::test_b"),                   # module with a set-up
+             item("tests/unit/test_report_reframe.py::test_b"),           # module with a set-up
              item("tests/payload/test_measures.py::test_c", alone=True),  # a measurement
              item("tests/slurm/test_cluster.py::test_d")]
     order = [it.nodeid.split("::")[1] for it in conftest.in_handing_order(items)]

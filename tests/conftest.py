@@ -144,6 +144,7 @@ def mpirun():
 
 # -- groups and markers, declared once ------------------------------------------------------
 # tests/unit     no launcher: parsers, formulas, references, report, the layers' import rules
+#                (marker unit: those of them outside NOT_UNIT, the fast tier)
 # tests/payload  the payload under mpirun (CPU stand-ins for the GPU paths)
 # tests/rfm      ReFrame runs and dry runs of the checks (local system, sites)
 # tests/slurm    through a real Slurm (.ci/slurm-up.sh, .ci/cluster-up.sh)
@@ -160,7 +161,15 @@ NEEDS = {
 OWN_MARKERS = {
     "cluster": "the 4-node Slurm cluster of .ci/cluster-up.sh (tests/slurm/test_cluster.py); "
                "skipped without it, a failure with GPUCOMM_REQUIRE_CLUSTER=1 (.ci/run)",
+    "reframe": "a ReFrame session of its own (and so mpirun)",
+    "nvcc": "the CUDA compiler, to build the NVSHMEM kernels",
+    "committed": "a dated folder of bench's committed results: a test about them (the shipped "
+                 "references, the replays of real sessions), not of the code alone",
 }
+#: a test of tests/unit with one of these markers is outside the unit tier (``pytest -m unit``:
+#: no ReFrame session, no mpirun, no browser, no compiler, no dated results folder; under a
+#: minute), though ``pytest tests/unit`` and the whole suite run it
+NOT_UNIT = ("reframe", "nvcc", "committed", "chromium", "mpirun")
 
 
 #: the repository's own Python (the editable install's src/, the checks, config, the tests'
@@ -246,15 +255,25 @@ def pytest_xdist_make_scheduler(config, log):
     return Scheduling(config, log)
 
 
+def pytest_ignore_collect(collection_path, config):
+    """Under ``-m unit`` alone, the other groups' folders are not even collected (importing them
+    is a worker's second or two): only tests/unit holds the unit tier."""
+    here = Path(__file__).resolve().parent
+    if config.getoption("markexpr", "") != "unit" or collection_path.parent != here:
+        return None
+    return True if collection_path.name in GROUPS and collection_path.name != "unit" else None
+
+
 def pytest_collection_modifyitems(config, items):
     here = Path(__file__).resolve().parent
     have = {}
     for item in items:
         rel = Path(str(item.fspath)).resolve().relative_to(here)
-        if rel.parts and rel.parts[0] in GROUPS:
-            item.add_marker(getattr(pytest.mark, rel.parts[0]))
         if "mpirun" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.mpirun)
+        if rel.parts and rel.parts[0] in GROUPS and not (
+                rel.parts[0] == "unit" and any(item.get_closest_marker(m) for m in NOT_UNIT)):
+            item.add_marker(getattr(pytest.mark, rel.parts[0]))
         for name, (what, present) in NEEDS.items():
             if item.get_closest_marker(name) is None:
                 continue

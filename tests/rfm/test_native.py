@@ -13,18 +13,12 @@ from gpucomm.native import parse_nccl_tests, parse_nccl_tests_json, parse_osu
 from gpucomm.native.tools import find_binary
 from reframe_helpers import REPO, clean_env, job_script, reframe, reframe_cmd, report_cases
 
+#: the captures, each file's source in tests/data/native/README.md
 DATA = Path(__file__).parents[1] / "data" / "native"
-#: the captures committed with the reference node's results, read there (tests/data/native/README.md)
-H200X2 = Path(__file__).resolve().parents[2] / "bench" / "results" / "2026-11-30-nvidia-h200-x2"
-COMMITTED = {"nccl-tests_alltoall_g2_2.txt": "03-native/nccl-tests_alltoall_g2.txt",
-             "nccl-tests_alltoall_g2.json": "03-native/nccl-tests_alltoall_g2.json",
-             "nccl-tests_alltoall_J.txt": "03-native/nccl-tests_alltoall_J.txt",
-             **{f"nccl-tests_{t}_mpi_J.{ext}": f"09-tools/json/nccl-tests_{t}_mpi.{ext}"
-                for t in ("sendrecv", "all_reduce") for ext in ("json", "txt")}}
 
 
 def text(name):
-    return (H200X2 / COMMITTED[name] if name in COMMITTED else DATA / name).read_text()
+    return (DATA / name).read_text()
 
 
 def test_nccl_tests_all_reduce():

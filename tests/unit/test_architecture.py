@@ -77,17 +77,58 @@ def test_checks_import_the_rfm_library_from_its_face():
     assert not past, "\n".join(past)
 
 
-def test_fixtures_once():
-    """tests/data holds only what bench/results does not: a committed result is read where it
-    is committed (its MANIFEST beside it), never copied byte for byte into tests/data."""
-    import hashlib
+#: the most tests/data may hold: small copies of what the tests read, never an archive
+MAX_TEST_DATA_BYTES = 3 << 20
 
-    def digests(root):
-        return {hashlib.sha256(p.read_bytes()).hexdigest(): p for p in sorted(root.rglob("*")) if p.is_file()}
-    committed = digests(REPO / "bench" / "results")
-    copies = [f"{p.relative_to(REPO)} = {committed[h].relative_to(REPO)}"
-              for h, p in digests(REPO / "tests" / "data").items() if h in committed]
-    assert not copies, "byte-identical copies of committed results:\n" + "\n".join(copies)
+
+def names_committed_results(tree):
+    """Whether a module's code (its docstrings and comments left out) names bench/results: a
+    string holding it, or a path built as ``... / "bench" / "results"``."""
+    docs = {id(n.body[0].value) for n in ast.walk(tree)
+            if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+
+    def const(node, value):
+        return isinstance(node, ast.Constant) and node.value == value
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs \
+                and "bench/results" in node.value:
+            return True
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and const(node.right, "results") and (
+                const(node.left, "bench") or isinstance(node.left, ast.BinOp) and const(node.left.right, "bench")):
+            return True
+    return False
+
+
+def marks_committed(tree):
+    return any(isinstance(n, ast.Attribute) and n.attr == "committed" and isinstance(n.value, ast.Attribute)
+               and n.value.attr == "mark" for n in ast.walk(tree))
+
+
+def test_tests_read_tests_data_not_dated_results():
+    """A test reads its inputs from tests/data (or builds them), never from a dated bench/results
+    folder, unless it is about the committed results themselves (marker ``committed``: outside
+    the unit tier); tests/data stays small and each of its folders names its sources."""
+    bad = []
+    for path in sorted((REPO / "tests").rglob("*.py")):
+        if path == Path(__file__).resolve():  # the rule's own examples
+            continue
+        tree = ast.parse(path.read_text())
+        if names_committed_results(tree) and not marks_committed(tree):
+            bad.append(f"{path.relative_to(REPO)} reads bench/results and marks no test committed")
+    data = REPO / "tests" / "data"
+    size = sum(p.stat().st_size for p in data.rglob("*") if p.is_file())
+    assert size <= MAX_TEST_DATA_BYTES, f"tests/data holds {size} bytes"
+    bad += [f"{d.relative_to(REPO)} has no README.md" for d in sorted(data.iterdir())
+            if d.is_dir() and not (d / "README.md").exists()]
+    assert not bad, "\n".join(bad)
+
+
+def test_the_results_rule_sees_a_path_to_bench_results():
+    assert names_committed_results(ast.parse('P = REPO / "bench" / "results" / "x"'))
+    assert names_committed_results(ast.parse('P = "bench/results/2026-11-30-nvidia-h200-x2"'))
+    assert not names_committed_results(ast.parse('"""bench/results/x: where it came from"""\nx = doc["results"]'))
+    assert marks_committed(ast.parse("pytestmark = pytest.mark.committed"))
 
 
 #: the longest a function of src/ and checks/ may be (lines, its decorators left out)
@@ -127,3 +168,15 @@ def test_no_module_imports_from_its_packages_face():
     """A package's __init__.py may import its modules, never the reverse (docs/architecture.md)."""
     found = [line for path in sorted(SRC.rglob("*.py")) for line in upward_imports(path)]
     assert not found, "\n".join(found)
+
+
+#: the most top-level scripts bench/ may hold: the tools a person runs (bench/README.md's table);
+#: their helpers go into bench/lib/, studies of committed results into bench/studies/
+MAX_BENCH_SCRIPTS = 6
+
+
+def test_bench_top_level_is_the_tools_a_person_runs():
+    scripts = sorted(p.name for p in (REPO / "bench").iterdir() if p.is_file() and p.name != "README.md")
+    assert len(scripts) <= MAX_BENCH_SCRIPTS, scripts
+    table = (REPO / "bench" / "README.md").read_text()
+    assert all(f"| `{name}` |" in table for name in scripts), scripts

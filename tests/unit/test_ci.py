@@ -23,6 +23,23 @@ def test_ci_runs_the_readmes_test_command():
     assert 'eval "$INSTALL"' in script and 'eval "$TESTS"' in script
 
 
+#: the README's most lines: its two commands first, then the uses and where to read on
+README_MAX_LINES = 110
+
+
+def test_the_readme_is_short_with_its_two_commands_first_and_every_doc_in_read_on():
+    text = (REPO / "README.md").read_text()
+    assert len(text.splitlines()) <= README_MAX_LINES
+    first, second = re.findall(r"```sh\n(.*?)```", text, re.S)[:2]
+    assert "pip install" in first and "reframe -c checks/ -r" in first  # set up and run the main job
+    assert f'{_ci_var("INSTALL")} && {_ci_var("TESTS")}' in second  # set up and run the tests
+    read_on = text[text.index("## Read on"):]
+    read_on = read_on[:read_on.find("\n## ", 1)]
+    linked = set(re.findall(r"\]\((docs/[^)#]+\.md)", read_on))
+    docs = {str(p.relative_to(REPO)) for p in (REPO / "docs").rglob("*.md")}
+    assert docs <= linked, f"docs not in the README's Read on: {sorted(docs - linked)}"
+
+
 def test_skips_outside_the_allow_list_are_named():
     found = [("a::t1", "Skipped: needs headless Chromium"), ("b::t2", "Skipped: cupy is installed here")]
     assert skips.unexpected(found, None) is None  # no allow-list: nothing judged
@@ -72,7 +89,7 @@ def test_no_two_test_files_share_a_name():
 def test_units_are_handed_out_long_first():
     """The cluster chain, then units with a measurement, then modules that share a set-up
     (one long unit each), then the tests that are a unit alone: old, collection order handed
-    tests/unit/test_report.py (61-72 s) out last, alone at the end of the run."""
+    tests/unit/test_report.py (61-72 s, then one unit) out last, alone at the end of the run."""
     import types
 
     import conftest
@@ -82,7 +99,7 @@ def test_units_are_handed_out_long_first():
         return types.SimpleNamespace(nodeid=nodeid, get_closest_marker=lambda name, m=marker: m)
 
     items = [item("tests/unit/test_ci.py::test_a"),                       # a unit alone
-             item("tests/unit/test_report.py::test_b"),                   # module with a set-up
+             item("tests/unit/test_report_reframe.py::test_b"),           # module with a set-up
              item("tests/payload/test_measures.py::test_c", alone=True),  # a measurement
              item("tests/slurm/test_cluster.py::test_d")]
     order = [it.nodeid.split("::")[1] for it in conftest.in_handing_order(items)]

@@ -13,7 +13,8 @@ from gpucomm.analysis import compare
 
 DATA = Path(__file__).parents[1] / "data"
 REPO = Path(__file__).resolve().parents[2]
-H200X2 = REPO / "bench" / "results" / "2026-11-30-nvidia-h200-x2"  # the reference node's runs
+#: the reference node's committed results: the tests marked committed hold its tables to them
+H200X2 = REPO / "bench" / "results" / "2026-11-30-nvidia-h200-x2"
 
 
 def fake_bin(folder, *names):
@@ -79,7 +80,7 @@ def test_ccl_pingpong_against_nccl_tests(tmp_path):
                  _payload_json([(8, 11.0), (128 << 20, 420.0), (512 << 20, 1500.0)])])
     outputs = {"--graph off": (2, "gpucomm: error: unrecognized arguments: --graph off"),
                "--graph on": None,
-               "sendrecv_perf": (0, (H200X2 / "03-native" / "nccl-tests_sendrecv_g2.txt").read_text())}
+               "sendrecv_perf": (0, (REPO / "tests" / "data" / "native" / "nccl-tests_sendrecv_g2_2.txt").read_text())}
     calls = []
 
     def runner(argv, path):
@@ -196,6 +197,7 @@ def test_harness_dry_run_on_a_cpu_machine(tmp_path):
     assert run.stdout.startswith("# host: not run: osu_latency not found (set GPUCOMM_OSU_DIR")
 
 
+@pytest.mark.committed
 def test_side_by_side_from_the_reference_node_reports(tmp_path):
     """bench/lib/side_by_side.py: the native checks' report against the health sessions' reports,
     same method, operation and size (the committed 11-tools2/side-by-side.md)."""
@@ -212,6 +214,7 @@ def test_side_by_side_from_the_reference_node_reports(tmp_path):
     assert "| pingpong | host | latency_8B | 0.89 us (20) | osu_latency -c, host buffers | 0.44 us | 2.021 |" in text
 
 
+@pytest.mark.committed
 @pytest.mark.parametrize("only,sizes,iters,warmup,table", [
     ("ipc-copy-bw,ipc-copy,ccl-pingpong,ccl-allreduce,gpu-aware-mpi-bw,gpu-aware-mpi", "8,64M,256M,1G", 50, 5,
      "compare"),

@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from gpucomm import constants
 from gpucomm.analysis.report import render
 from gpucomm.payload.methods import REGISTRY as METHODS_REGISTRY
@@ -56,6 +58,7 @@ def _tree_with_a_seventh_method(tmp_path):
     return src
 
 
+@pytest.mark.reframe
 def test_a_seventh_method_is_picked_up_by_every_layer(tmp_path):
     src = _tree_with_a_seventh_method(tmp_path)
     env = clean_env(PYTHONPATH=str(src))

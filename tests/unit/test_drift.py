@@ -1,11 +1,10 @@
 """The nightly drift verdict (gpucomm.analysis.drift, docs/nightly.md "Against the node's own
 history"): the fast version of the seeded benchmark (bench/results/2026-12-03-cpu-2core/
-41-nightly-drift-synthetic has the full one), the committed health runs of the reference node
-replayed as nights, and ``gpucomm report`` on nights made from a committed session: a variable 5 %
-lower on the last night fails the run (exit 6) by name, first; bad input."""
+41-nightly-drift-synthetic has the full one) and ``gpucomm report`` on nights made from a
+committed session: a variable 5 % lower on the last night fails the run (exit 6) by name, first;
+bad input.  The committed health runs replayed as nights: test_drift_replay.py."""
 
 import copy
-import importlib.util
 import json
 import math
 from pathlib import Path
@@ -19,16 +18,9 @@ from gpucomm.analysis import drift, drift_synthetic as ds, statcore as sc
 from gpucomm.analysis.report import main
 
 REPO = Path(__file__).resolve().parents[2]
-TEMPLATE = REPO / "bench/results/2026-11-30-nvidia-h200-x2/13-health-validation/reports/report-health-1.json"
+TEMPLATE = REPO / "tests/data/h200x2-runs/health/13-health-validation/report-health-1.json"
 LOWERED = ("PairMatrixCheck %method=ccl", "uni_256MiB_0-1")
 NIGHTS = 20  # of history made from TEMPLATE
-
-
-def _replay():
-    spec = importlib.util.spec_from_file_location("drift_replay", REPO / "bench" / "drift_replay.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def test_the_nights_spreads_are_the_cores():
@@ -103,43 +95,6 @@ def test_a_variable_too_noisy_to_see_a_node_half_as_fast_is_blind_not_ok():
     text = "\n".join(drift.lines(d))
     assert "0 of 1 judged against their node's own history" in text
     assert "gcn1 ci:cluster: 1 variables too noisy to see a node 50% slower over two nights" in text
-
-
-@pytest.fixture(scope="module")
-def replay():
-    mod = _replay()
-    perf, cases, notes = mod.load(mod.study_paths() + mod.later_paths())
-    return mod, perf, cases
-
-
-def test_replay_reference_node(replay):
-    """The 34 committed health sessions of local:h200x2, the sessions of one device call a night
-    (--night-gap 0.03): nothing flagged on the 26 of the tolerance study (3 nights: references
-    only); on the later ones one variable, gpu-aware-mpi's 8 B ping-pong latency, 40-75 % slower in
-    the two device calls of 19-nvshmem-bw (another tree of gpucomm), on the second of them."""
-    mod, perf, cases = replay
-    study = perf["source"].str.contains("/1[023]-health")
-    d = drift.judge(perf[study], cases, night_gap_h=0.03)
-    assert d.table["night"].max() == 2 and set(d.table["status"]) == {"new"}
-    d = drift.judge(perf, cases, night_gap_h=0.03)
-    flagged = d.table[d.table["status"].isin(("FAIL", "suspect"))]
-    assert d.table["night"].max() == 8
-    assert [(r.night, r.test, r.var, r.status) for r in flagged.itertuples()] == [
-        (8, "HealthCheck %operation=pingpong", "gpu-aware-mpi_latency_8B", "FAIL")]
-
-
-def test_replay_one_variable_lowered(replay):
-    """The same with the pair matrix's ccl 256 MiB bandwidth 5 % lower on the last night (two
-    sessions): flagged that night, by name, confirmed by its second measurement."""
-    mod, perf, cases = replay
-    nights, _ = drift.measurements(perf, cases, night_gap_h=0.03)
-    last = sorted(set(nights.loc[nights["night"] == nights["night"].max(), "session"]))
-    assert len(last) == 2
-    d = drift.judge(mod.lowered(perf, ":".join(LOWERED), 0.05, last), cases, night_gap_h=0.03)
-    row = d.failed[(d.failed["test"] == LOWERED[0]) & (d.failed["var"] == LOWERED[1])]
-    assert len(row) == 1 and row["rule"].item() == "step"
-    assert row["change"].item() == pytest.approx(-0.052, abs=0.01)
-    assert LOWERED[1] in drift.reason(row.iloc[0]) and "history centre" in drift.reason(row.iloc[0])
 
 
 # --- gpucomm report on nights made from one committed session ---------------------------------

@@ -116,6 +116,7 @@ def test_requests_and_heap():
 
 @pytest.mark.skipif("error" in build.probe(),
                     reason=f"needs nvcc and NVSHMEM to build the kernels: {build.probe().get('error')}")
+@pytest.mark.nvcc
 def test_the_kernels_build_with_nvcc(tmp_path):
     """The real kernels.cu, built with the nvcc found and NVSHMEM (GPUCOMM_NVSHMEM_HOME, else the
     nvidia-nvshmem-cu13 wheel of the test extra) for Hopper: the library the nvshmem method loads."""

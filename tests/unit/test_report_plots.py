@@ -15,7 +15,7 @@ from PIL import Image
 from gpucomm.analysis.report import main, render, tables
 
 REPO = Path(__file__).resolve().parents[2]
-H200X2 = REPO / "bench" / "results" / "2026-11-30-nvidia-h200-x2"  # the reference node's runs
+H200X2 = REPO / "tests" / "data" / "h200x2-runs"  # the reference node's runs
 DEVICE = H200X2 / "01-smoke"
 SUITE = H200X2 / "02-suite"
 MiB, GiB = 1 << 20, 1 << 30

@@ -6,8 +6,8 @@ import time
 
 import pandas as pd
 
+import sessions
 from gpucomm import constants
-from gpucomm.analysis import fleetsim
 from gpucomm.analysis.report import main, render, tables
 
 NODES = 256
@@ -20,7 +20,7 @@ FAILED_NODE, OUTSIDE_NODE, QUIET_NODE = "nid00002", "nid00005", "nid00123"
 def batch(path, nodes=NODES):
     """A 256-node, 2-repeat session: one test case of FAILED_NODE failed in sanity, one perf value
     of OUTSIDE_NODE outside its ReFrame reference."""
-    fleetsim.main(["session", "--nodes", str(nodes), "--k", "2", "--seed", "3", "--out", str(path)])
+    sessions.fleet(path, nodes, 2, seed=3)
     doc = json.loads(path.read_text())
     cases = doc["runs"][0]["testcases"]
     failed = next(tc for tc in cases if tc["job_nodelist"] == [FAILED_NODE])

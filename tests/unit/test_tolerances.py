@@ -8,9 +8,11 @@ import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parents[2]
-#: copies of bench/results/2026-11-30-nvidia-h200-x2/{10-health,12-health,13-health-validation}/reports
+#: bench/results/2026-11-30-nvidia-h200-x2/{10-health,12-health,13-health-validation}/reports
 RESULTS = REPO / "bench" / "results" / "2026-11-30-nvidia-h200-x2"
 FRESH = "(pingpong ipc-copy_|%method=ipc-copy )"
+#: the shipped references against the committed sessions they came from: outside the unit tier
+pytestmark = pytest.mark.committed
 
 
 def _tolerances():

@@ -12,7 +12,7 @@ import yaml
 from gpucomm.constants import EXIT_BAD_INPUT
 
 REPO = Path(__file__).resolve().parents[2]
-RESULTS = REPO / "bench" / "results" / "2026-11-30-nvidia-h200-x2" / "10-health" / "reports"
+RESULTS = REPO / "tests" / "data" / "h200x2-runs" / "health" / "10-health"
 CHECK, VAR = "HealthCheck %operation=pingpong", "host_goodput_1MiB"
 
 

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import sessions
 from gpucomm.analysis import acceptance, drift, drift_synthetic as ds, statcore as sc, tolerances
 from gpucomm.analysis.report import tables
 from gpucomm.constants import EXIT_BAD_INPUT, EXIT_OK, EXIT_REPORT_FAIL
@@ -71,9 +72,8 @@ def test_a_nid_that_is_not_the_job_s_node_is_one_line(tmp_path, capsys):
     vals = values(k=2, nodes=NODES[:4])
     cases = [case(n, CHECK, {"goodput_1MiB": (float(g), "GB/s")}, rep=r, nodes=["nid999" if n == "nid002" else n])
              for n, reps in vals.items() for r, (g, _) in enumerate(reps)]
-    path = tmp_path / "s.json"
-    path.write_text(json.dumps({"session_info": {"uuid": "u"}, "runs": [{"testcases": cases}]}))
-    assert acceptance.main([str(path), "--out", str(tmp_path / "o")]) == EXIT_BAD_INPUT
+    path = sessions.write(tmp_path / "s.json", sessions.report(cases, "u"))
+    assert acceptance.main([path, "--out", str(tmp_path / "o")]) == EXIT_BAD_INPUT
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "%.nid=nid002 but ReFrame ran it on nid999" in err[0]
 

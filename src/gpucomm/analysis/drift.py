@@ -64,7 +64,7 @@ from . import statcore as sc
 #: (1 per node per 365 nights)
 ALPHA_NIGHT = 1 / 365
 #: false alarms per node and 365 healthy nights measured on real nights: the reference node's 10
-#: health sessions of one device call, in random orders (bench/replay.py nights --within-call;
+#: health sessions of one device call, in random orders (bench/studies/replay.py nights --within-call;
 #: bench/results/2026-12-05-cpu-2core/51-replay): heavy tails the design's normal history misses
 REPLAYED_FALSE_ALARMS_PER_YEAR = 6.3
 #: fewer healthy nights than this in a variable's history: references only

@@ -1,5 +1,5 @@
 """A seeded generator of a node's nights, and the benchmark of the nightly drift verdict over it
-(``drift``; docs/nightly.md, "Error budget").
+(``drift``; bench/results/nightly.md, "Error budget").
 
 A night measures each variable ``k`` times (``--repeat k``); a measurement is the variable's level
 times ``exp(noise * N(0, 1))`` (badness spreads by factors), independent between measurements;

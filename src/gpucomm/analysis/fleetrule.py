@@ -1,6 +1,6 @@
 """The fleet rule of ``gpucomm acceptance``, on arrays: one variable's repeats of every node in
 (badness, gpucomm.analysis.statcore; nodes x repeats, NaN padded), a ``Judgement`` out.  The
-verdict (gpucomm.analysis.acceptance) and its benchmarks (bench/replay.py on real sessions,
+verdict (gpucomm.analysis.acceptance) and its benchmarks (bench/studies/replay.py on real sessions,
 gpucomm.analysis.fleetsim on simulated ones) call the same function, so the rates they measure are
 the verdict's.
 

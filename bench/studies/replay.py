@@ -2,10 +2,10 @@
 (``gpucomm acceptance``'s rule) and as nights (``gpucomm nightly``'s drift), healthy and with a
 loss injected, through the verdicts' own functions (acceptance.evaluate, drift.judge_measurements).
 
-    python bench/replay.py fleet  OUT [--pool x2|gpucluster|cicluster] [--nodes 4,6,16,64] [--k 3,5]
+    python bench/studies/replay.py fleet  OUT [--pool x2|gpucluster|cicluster] [--nodes 4,6,16,64] [--k 3,5]
                                       [--trials 200] [--class] [--seed 1]
-    python bench/replay.py nights OUT [--pool x2] [--trials 200] [--seed 1] [--within-call]
-    python bench/replay.py table OUT      # the markdown tables of OUT's results
+    python bench/studies/replay.py nights OUT [--pool x2] [--trials 200] [--seed 1] [--within-call]
+    python bench/studies/replay.py table OUT      # the markdown tables of OUT's results
 
 Pools (every one a set of *runs*: the values of one repeat of every check of one node):
 - ``x2``: the reference node's 26 healthy health sessions (local:h200x2, 2x H200;
@@ -45,7 +45,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir))
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir, os.pardir))
 sys.path.insert(0, os.path.join(ROOT, "src"))
 
 from gpucomm.analysis import acceptance, drift, statcore as sc  # noqa: E402

@@ -2,8 +2,8 @@
 """The dry-run job scripts of every site and mode, captured into one folder, to show that a
 change that should change no behaviour leaves them byte-identical (issue 42).
 
-    python bench/dry-run-capture.py /tmp/before            # at the old commit
-    python bench/dry-run-capture.py /tmp/after             # at the new one
+    python bench/studies/dry-run-capture.py /tmp/before            # at the old commit
+    python bench/studies/dry-run-capture.py /tmp/after             # at the new one
     diff -r /tmp/before /tmp/after && echo identical
 
 Every system of config/systems/ in the default mode and every mode of config/modes.py, with
@@ -25,7 +25,7 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 ACCOUNT = "gpucomm_test"
 VENV_PYTHON = "/scratch/gpucomm-venv/bin/python"
 #: ``python -c MAIN ARGS`` is ``reframe ARGS`` with this interpreter's ReFrame

@@ -1,7 +1,7 @@
 """The committed health runs of the reference node (local:h200x2, 2x H200) replayed as nights
 through the nightly drift verdict (gpucomm.analysis.drift; docs/nightly.md).
 
-    python bench/drift_replay.py OUT [--lower VAR --by 0.05 --nights 3]
+    python bench/studies/drift_replay.py OUT [--lower VAR --by 0.05 --nights 3]
 
 Reads the 26 sessions of bench/results/2026-11-30-nvidia-h200-x2/{10-health,12-health,
 13-health-validation} (the runs the shipped references were made from) and the later health
@@ -26,7 +26,7 @@ import sys
 import numpy as np
 import pandas as pd
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "src"))
 
 from gpucomm.analysis import drift, statcore as sc  # noqa: E402

@@ -9,7 +9,7 @@ the 2-GPU node's 26 committed health sessions (their ReFrame reports keep only t
 Verdict per variable: 'p05' (or 'min') where that statistic's spread is at most 2/3 of the
 median's over at least 10 launches; 'median' where it is not; 'too few' under 10 launches.
 
-Usage (repository root): python bench/lowq.py OUTDIR
+Usage (repository root): python bench/studies/lowq.py OUTDIR
 writes OUTDIR/lowq.csv, OUTDIR/median26.csv and OUTDIR/lowq.md (both tables, markdown).
 """
 

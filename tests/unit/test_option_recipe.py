@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from gpucomm.contract import NUMBER_KINDS, PAYLOAD_OPTIONS
 
 REPO = Path(__file__).resolve().parents[2]
@@ -52,6 +54,7 @@ def test_a_rows_range_is_the_payloads_and_the_checks():
     assert {o.kind for o in PAYLOAD_OPTIONS if o.kind} <= set(NUMBER_KINDS) | {"methods"}
 
 
+@pytest.mark.reframe
 def test_a_new_option_is_one_row(tmp_path):
     src = tmp_path / "src"
     shutil.copytree(REPO / "src" / "gpucomm", src / "gpucomm", ignore=shutil.ignore_patterns("__pycache__"))

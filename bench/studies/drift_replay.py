@@ -30,7 +30,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "src"))
 
 from gpucomm.analysis import drift, statcore as sc  # noqa: E402
-from gpucomm.analysis.report import inputs  # noqa: E402
+from gpucomm.analysis.report import drift_page, inputs  # noqa: E402
 
 H200X2 = os.path.join(ROOT, "bench", "results", "2026-11-30-nvidia-h200-x2")
 STUDY = ("10-health", "12-health", "13-health-validation")
@@ -87,7 +87,7 @@ def summary(d: drift.Drift, title: str) -> list:
     out = [f"## {title}", f"{t['night'].max() + 1} nights, {len(t.groupby(['test', 'var']))} variables, "
            f"{len(fails)} FAIL night-variables, {len(sus)} suspects"]
     for _, r in pd.concat([sus, fails]).sort_values(["night", "test", "var"]).iterrows():
-        out.append(f"night {int(r['night'])} {r['status']}: {drift.reason(r)}")
+        out.append(f"night {int(r['night'])} {r['status']}: {drift_page.reason(r)}")
     return out
 
 

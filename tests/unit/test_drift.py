@@ -14,8 +14,8 @@ import pandas as pd
 import pytest
 
 from gpucomm import constants
-from gpucomm.analysis import drift, drift_synthetic as ds, statcore as sc
-from gpucomm.analysis.report import main
+from gpucomm.analysis import drift, drift_synthetic as ds, nightly, statcore as sc
+from gpucomm.analysis.report import drift_page, main
 
 REPO = Path(__file__).resolve().parents[2]
 TEMPLATE = REPO / "tests/data/h200x2-runs/health/13-health-validation/report-health-1.json"
@@ -92,7 +92,7 @@ def test_a_variable_too_noisy_to_see_a_node_half_as_fast_is_blind_not_ok():
     table = res.assign(system="ci", partition="cluster", node="gcn1", test="PingPongCheck", var="goodput_1MiB",
                        unit="GB/s")
     d = drift.Drift(table, table.tail(1).assign(status="blind", sees=5.0), [])
-    text = "\n".join(drift.lines(d))
+    text = "\n".join(drift_page.lines(d))
     assert "0 of 1 judged against their node's own history" in text
     assert "gcn1 ci:cluster: 1 variables too noisy to see a node 50% slower over two nights" in text
 
@@ -210,16 +210,15 @@ def test_since_and_software_change_leave_nights_out(nights, tmp_path, capsys):
 
 
 def test_nightly_passes_the_earlier_nights_and_checks_since_first(tmp_path, capsys):
-    from gpucomm.analysis import nightly
     for name in ("2026-12-01", "2026-12-02", "empty"):
         (tmp_path / name).mkdir()
     for name in ("2026-12-01", "2026-12-02"):
         (tmp_path / name / "report.json").write_text("{}")
     tonight = tmp_path / "2026-12-03"
-    assert drift.nightly_history(str(tonight)) == [str(tmp_path / d / "report.json") for d in ("2026-12-01",
+    assert nightly.nightly_history(str(tonight)) == [str(tmp_path / d / "report.json") for d in ("2026-12-01",
                                                                                                "2026-12-02")]
-    assert drift.nightly_history(str(tonight), ["none"]) == []
-    assert drift.nightly_history(str(tonight), ["a", "b"]) == ["a", "b"]
+    assert nightly.nightly_history(str(tonight), ["none"]) == []
+    assert nightly.nightly_history(str(tonight), ["a", "b"]) == ["a", "b"]
     # a bad --since is one line and exit 2 before ReFrame runs (no night folder made)
     assert nightly.main(["--since", "someday", "--out", str(tonight)]) == constants.EXIT_BAD_INPUT
     err = capsys.readouterr().err

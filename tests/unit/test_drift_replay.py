@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from gpucomm.analysis import drift
+from gpucomm.analysis.report import drift_page
 from test_drift import LOWERED
 
 REPO = Path(__file__).resolve().parents[2]
@@ -49,4 +50,4 @@ def test_replay_one_variable_lowered(replay):
     row = d.failed[(d.failed["test"] == LOWERED[0]) & (d.failed["var"] == LOWERED[1])]
     assert len(row) == 1 and row["rule"].item() == "step"
     assert row["change"].item() == pytest.approx(-0.052, abs=0.01)
-    assert LOWERED[1] in drift.reason(row.iloc[0]) and "history centre" in drift.reason(row.iloc[0])
+    assert LOWERED[1] in drift_page.reason(row.iloc[0]) and "history centre" in drift_page.reason(row.iloc[0])

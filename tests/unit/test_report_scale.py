@@ -74,14 +74,14 @@ def test_one_session_a_node_says_what_the_drift_says(tmp_path):
     its words: the same lines and statuses as judging every variable, nothing failed, no plot,
     no drift.csv."""
     from gpucomm.analysis import drift
-    from gpucomm.analysis.report import inputs
+    from gpucomm.analysis.report import drift_page, inputs
     batch(tmp_path / "s.json", nodes=12)
     _, cases, perf = inputs.load([str(tmp_path / "s.json")]).frames()
-    fast = drift.report_part(perf, cases, str(tmp_path), None, drift.NIGHT_GAP_H)
+    fast = drift_page.report_part(perf, cases, str(tmp_path), None, drift.NIGHT_GAP_H)
     df, notes = drift.measurements(perf, cases, None, drift.NIGHT_GAP_H)
     full = drift.judge_measurements(df, notes)
     assert not fast[2].judged and full.judged
-    assert fast[0] == drift.lines(full) and fast[1] == []
+    assert fast[0] == drift_page.lines(full) and fast[1] == []
     assert fast[2].failed.empty and fast[2].suspects.empty
     assert sorted(fast[2].latest["status"]) == sorted(full.latest[full.latest["test"] != drift.SCORE_TEST]["status"])
     assert not (tmp_path / "drift.csv").exists()

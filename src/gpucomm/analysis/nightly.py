@@ -257,7 +257,6 @@ def _night(night, out, report_file, made, args):
 
 def _report(out, report_file, args):
     """gpucomm report on the night, with the earlier nights as its history (the drift verdict)."""
-    from .drift import nightly_history
     from .report import ReportOptions, produce
     return produce(ReportOptions(inputs=[report_file], output=os.path.join(out, "report"), quiet=True,
                                  paper="none", history=nightly_history(out, args.history), since=args.since,
@@ -274,3 +273,15 @@ def _hours(text):
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def nightly_history(out: str, given: list | None = None) -> list:
+    """The earlier nights of ``gpucomm nightly --out OUT``: ``given`` (``['none']``: none), else the
+    report.json of every other folder next to OUT, oldest first by name."""
+    import glob
+    import os
+    if given:
+        return [] if [g.lower() for g in given] == ["none"] else list(given)
+    here = os.path.abspath(out)
+    found = glob.glob(os.path.join(os.path.dirname(here), "*", "report.json"))
+    return sorted(p for p in found if os.path.dirname(os.path.abspath(p)) != here)

@@ -72,7 +72,7 @@ def test_database_path(storage, tmp_path, capsys):
     assert code == constants.EXIT_REPORT_FAIL, out + err
     assert out.startswith("gpucomm health: FAIL (ReFrame failed 1 of 1 test cases run)")
     assert "latency_8B = 6 us outside its ReFrame reference [-inf, 5.5] us" in out
-    nightly = pd.read_csv(tmp_path / "r" / "nightly.csv")
+    nightly = pd.read_csv(tmp_path / "r" / "trend.csv")
     row = nightly.set_index("var").loc["latency_8B"]
     # the two earlier sessions are its history (their centre: the geometric mean of 5.0 and 5.4);
     # system and partition are ReFrame's (generic:default)
@@ -88,7 +88,7 @@ def test_stored_sessions_located_by_reframe(storage, tmp_path, capsys, monkeypat
     monkeypatch.setenv("RFM_SQLITE_DB_FILE", str(db))
     code, out, _ = report(["--stored-sessions", "-o", tmp_path / "r", "-q", "--paper", "none"], capsys)
     assert code == constants.EXIT_REPORT_FAIL
-    assert pd.read_csv(tmp_path / "r" / "nightly.csv")["runs"].tolist() == [2]
+    assert pd.read_csv(tmp_path / "r" / "trend.csv")["runs"].tolist() == [2]
 
 
 def test_bad_databases(tmp_path, capsys, monkeypatch):

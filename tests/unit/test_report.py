@@ -78,7 +78,7 @@ def test_device_run(tmp_path, capsys, paper_csv):
 
     # perf variables: the report's values, all new (no earlier run)
     rep = results(DEVICE / "report.json")
-    nightly = csv(out, "nightly.csv")
+    nightly = csv(out, "trend.csv")
     assert len(nightly) == 20 and (nightly["status"] == "new").all()
     for tc in rep["runs"][0]["testcases"]:
         for key, val in tc["perfvalues"].items():
@@ -111,7 +111,7 @@ def test_device_two_runs(tmp_path, capsys):
     assert code == 0, err
     first, second = (results(d / "report.json")["runs"][0]["testcases"] for d in (DEVICE, SUITE))
     before = {(tc["name"], k.split(":")[-1]): v[0] for tc in first for k, v in tc["perfvalues"].items()}
-    nightly = csv(out, "nightly.csv")
+    nightly = csv(out, "trend.csv")
     ran = [tc for tc in second if tc["result"] != "skip"]
     assert len(nightly) == sum(len(tc["perfvalues"]) for tc in ran)
     for tc in ran:
@@ -134,7 +134,7 @@ def test_device_two_runs(tmp_path, capsys):
 
     # both runs as inputs: the newer one is this run, the same comparison
     code, _, _ = report([DEVICE, SUITE, "-o", tmp_path / "both", "-q", "--paper", "none"], capsys)
-    assert csv(tmp_path / "both", "nightly.csv").drop(columns="time").equals(nightly.drop(columns="time"))
+    assert csv(tmp_path / "both", "trend.csv").drop(columns="time").equals(nightly.drop(columns="time"))
 
 
 def test_device_run_vs_real_paper_csv(tmp_path, capsys):
@@ -185,7 +185,7 @@ def test_nightly_regression_and_health(tmp_path, capsys):
     code, stdout, _ = report([tmp_path / "tonight.json", "-o", out, "--paper", "none", "--history",
                               tmp_path / "old1.json", tmp_path / "old2.json", tmp_path / "old3.json"], capsys)
     assert code == constants.EXIT_REPORT_FAIL  # ReFrame failed the staging case
-    nightly = csv(out, "nightly.csv").set_index(["test", "var"])
+    nightly = csv(out, "trend.csv").set_index(["test", "var"])
     ccl = nightly.loc[("PingPongCheck %method=ccl", "goodput_1GiB")]
     # median of the 3 earlier nights: 1.25 x tonight -> -20 %
     assert ccl["runs"] == 3 and ccl["change"] == pytest.approx(1 / 1.25 - 1) and ccl["status"] == "regressed"
@@ -209,14 +209,14 @@ def test_nightly_regression_and_health(tmp_path, capsys):
     # a window of one night; without references, a --tolerance flags the trend
     code, stdout, _ = report([tmp_path / "tonight.json", "-o", out, "-q", "--paper", "none",
                               "--window", "1", "--history", tmp_path], capsys)
-    nightly = csv(out, "nightly.csv").set_index(["test", "var"])
+    nightly = csv(out, "trend.csv").set_index(["test", "var"])
     assert nightly.loc[("PingPongCheck %method=ccl", "goodput_1GiB"), "status"] == "regressed"
     assert nightly.loc[("PingPongCheck %method=ccl", "goodput_1GiB"), "runs"] == 1
     assert code == constants.EXIT_REPORT_FAIL and "2 problems" in stdout
 
     # the newest of several reports given as inputs is this run, the others its history
     code, _, _ = report([tmp_path, "-o", tmp_path / "all", "-q", "--paper", "none"], capsys)
-    nightly = csv(tmp_path / "all", "nightly.csv")
+    nightly = csv(tmp_path / "all", "trend.csv")
     assert len(nightly) == 16 and (nightly["runs"] == 3).all()  # 4 passing tests x 4 variables
     assert set(nightly[nightly["status"] != "ok"]["status"]) == {"regressed", "improved", "ref-fail"}
 
@@ -324,7 +324,7 @@ def test_bad_files_do_not_stop_the_report(tmp_path, capsys):
         assert msg.split(": ", 1)[1].replace("'", "&#x27;") in (out / "index.html").read_text()
     # the rest still renders; the good perflog line is the host's history
     assert len(csv(out, "sweeps.csv")) == 155
-    nightly = csv(out, "nightly.csv").set_index(["test", "var"])
+    nightly = csv(out, "trend.csv").set_index(["test", "var"])
     host = nightly.loc[("PingPongCheck %method=host", "latency_8B")]
     # no reference (ReFrame's 0, None, None): the trend has no bound to flag it by
     assert host["baseline"] == 1.0 and host["runs"] == 1 and host["status"] == "no bound"

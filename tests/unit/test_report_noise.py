@@ -57,7 +57,7 @@ def test_noise_section(tmp_path, capsys):
     rep = tmp_path / "rep"
     assert main([str(runs), "-o", str(rep), "-q", "--paper", "none"]) == 0
     capsys.readouterr()
-    noise = pd.read_csv(rep / "noise.csv").set_index(["layout", "size"])
+    noise = pd.read_csv(rep / "congestion.csv").set_index(["layout", "size"])
     shared = noise.loc[("shared-link", "1MiB")]
     assert shared["runs"] == 2 and shared["slowdown"] == pytest.approx(3.0)  # this run: the newest
     assert shared["slowdown_min"] == pytest.approx(3.0) and shared["slowdown_max"] == pytest.approx(4.0)

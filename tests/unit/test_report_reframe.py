@@ -59,7 +59,7 @@ def test_cpu_reframe_run(cpu_runs, tmp_path, capsys):
         assert row["time_us"] == pytest.approx(rec["time_us"]["median"])
 
     # nightly: night 2 against night 1 (report and perflog lines of one run are counted once)
-    nightly = csv(out, "nightly.csv").set_index("var")
+    nightly = csv(out, "trend.csv").set_index("var")
     assert set(nightly.index) == {"latency_8B", "goodput_1MiB"}
     for var in nightly.index:
         value2 = case2["perfvalues"][f"{system}:{part}:{var}"][0]
@@ -83,7 +83,7 @@ def test_cpu_perflogs_only(cpu_runs, tmp_path, capsys):
     assert code == 0, err
     log = next((cpu_runs / "perflogs").rglob("*.log"))
     lines = pd.read_csv(log, sep="|")
-    nightly = csv(out, "nightly.csv")
+    nightly = csv(out, "trend.csv")
     assert len(nightly) == 2 and (nightly["runs"] == 1).all()
     row = nightly.set_index("var").loc["goodput_1MiB"]
     gp = lines[lines["perf_var"] == "goodput_1MiB"]["perf_value"]  # one line per perf variable

@@ -12,7 +12,7 @@ from gpucomm.analysis.report import main, render, tables
 
 NODES = 256
 #: the page of 256 nodes x 2 repeats (15,360 perf values) stays below this; before the page was
-#: folded it held every value twice (a table row and the embedded nightly.csv): about 17 MB
+#: folded it held every value twice (a table row and the embedded trend.csv): about 17 MB
 PAGE_MAX = 400_000
 FAILED_NODE, OUTSIDE_NODE, QUIET_NODE = "nid00002", "nid00005", "nid00123"
 
@@ -50,10 +50,10 @@ def test_a_batch_of_nodes_makes_a_page_a_person_reads(tmp_path, capsys):
     # the health text: every node in health.txt (and stdout), the page's copy folded
     assert all(f"nid{i:05d}" in out for i in range(NODES))
     assert f"PASS  {NODES - 2} nodes (nid00000 ... nid00255)  syn:part" in page
-    # every perf value of every node in nightly.csv beside the page, linked, not embedded
-    nightly = pd.read_csv(tmp_path / "r" / "nightly.csv")
+    # every perf value of every node in trend.csv beside the page, linked, not embedded
+    nightly = pd.read_csv(tmp_path / "r" / "trend.csv")
     assert len(nightly) == n_cases * 10 and nightly["nodes"].nunique() == NODES
-    assert '<a href="nightly.csv">nightly.csv</a>' in page
+    assert '<a href="trend.csv">trend.csv</a>' in page
 
 
 def test_a_few_nodes_keep_every_row_and_every_line():

@@ -58,7 +58,7 @@ def test_replay_health_sessions(tmp_path, capsys):
         assert out.startswith(f"gpucomm health: {want} "), (path, out)
         assert code == (constants.EXIT_REPORT_FAIL if failed else constants.EXIT_OK), (path, out)
         # the trend is information: flags beyond the references' bounds never decide the verdict
-        nightly = pd.read_csv(tmp_path / f"r{i}" / "nightly.csv")
+        nightly = pd.read_csv(tmp_path / f"r{i}" / "trend.csv")
         assert set(nightly["status"]) <= {"ok", "new", "regressed", "improved", "ref-fail", "no bound"}
         assert ("ref-fail" in set(nightly["status"])) <= failed
         if i:
@@ -87,7 +87,7 @@ def test_trend_uses_reference_bounds_not_a_flat_ten_percent(tmp_path, capsys):
     (tmp_path / "tonight.json").write_text(json.dumps(tonight))
     code, out, _ = report([tmp_path / "tonight.json", "--history", tmp_path / "earlier.json", "-o", tmp_path / "r",
                            "-q", "--paper", "none"], capsys)
-    nightly = pd.read_csv(tmp_path / "r" / "nightly.csv").set_index(["test", "var"])
+    nightly = pd.read_csv(tmp_path / "r" / "trend.csv").set_index(["test", "var"])
     row = nightly.loc[("HealthCheck %operation=pingpong", "host_latency_8B")]
     assert row["change"] == pytest.approx(0.11) and row["status"] == "ok"
     assert row["tolerance"] == pytest.approx(val[3])
@@ -154,7 +154,7 @@ def test_dry_run_perflog_lines_are_no_healthy_night(tmp_path, capsys):
     log.write_text(PERFLOG_HEADER + dry.replace("2026-11-30", "2026-11-28") + real)
     code, out, _ = report([log, "-o", tmp_path / "r2", "-q", "--paper", "none"], capsys)
     assert code == constants.EXIT_OK
-    assert (pd.read_csv(tmp_path / "r2" / "nightly.csv")["runs"] == 0).all()
+    assert (pd.read_csv(tmp_path / "r2" / "trend.csv")["runs"] == 0).all()
 
 
 def test_no_verdict_without_reframe_results(tmp_path, capsys):

@@ -18,7 +18,7 @@ per-partition reference of config/references/) fails the run.  The trend against
 information only, flagged where a variable moved beyond its own reference bound.
 
 Writes into the output folder: ``index.html`` (PNGs and CSVs up to 1 MB embedded), the PNGs,
-``sweeps.csv``, ``nightly.csv``, ``vs_paper.csv``, ``vs_native.csv``, ``inputs.csv`` and
+``sweeps.csv``, ``trend.csv``, ``vs_paper.csv``, ``vs_native.csv``, ``inputs.csv`` and
 ``health.txt`` (also printed, fit for a cron mail).  The folder must be new, empty, or one this
 command wrote before (it leaves a ``.gpucomm-report`` file there): a user's own files are never
 overwritten.  One report at a time writes into a folder (it holds a lock on that file): a second
@@ -364,7 +364,7 @@ def _write_tables(out, data, cur, nightly, paper_t, native_t, native_p, health):
     import pandas as pd
     csvs = {
         "sweeps.csv": cur.assign(size_label=cur["size"].map(_label)).drop(columns=["history", "source", "folder"]),
-        "nightly.csv": nightly.assign(time=pd.to_datetime(nightly["time"], unit="s", utc=True)),
+        "trend.csv": nightly.assign(time=pd.to_datetime(nightly["time"], unit="s", utc=True)),
         "vs_paper.csv": paper_t,
         "vs_native.csv": native_t,
         "vs_native_perf.csv": native_p,
@@ -479,7 +479,7 @@ def _trend_entry(nightly):
                if len(flagged) else ""))
     return (f"{title}: {len(nightly)} perf values of {nodes} nodes, one row per variable and status", body,
             "Per variable and status: how many test cases and nodes, and the spread of their values; the "
-            "flagged values one row each below it; every value of every node is in nightly.csv beside this page. "
+            "flagged values one row each below it; every value of every node is in trend.csv beside this page. "
             + TREND_NOTE)
 
 

@@ -9,7 +9,7 @@ victim, method and layout come from its name (``NoiseCheck %method=... %victim=.
 * ``split(sweeps)``: the noise jobs' own results files (contract.NOISE_FILES) out of the sweeps,
   so that a victim's quiet and noisy runs are not mixed into the per-size plots of its operation;
 * ``section(perf, outdir)``: (table heading, HTML, note) and [(plot heading, [png])], or None
-  without noise runs; the table is written to noise.csv too.
+  without noise runs; the table is written to congestion.csv too.
 """
 
 from __future__ import annotations
@@ -134,7 +134,7 @@ def section(perf: pd.DataFrame, outdir: str) -> tuple[tuple[str, str, str], list
     t = table(perf)
     if t.empty:
         return None
-    t.to_csv(os.path.join(outdir, "noise.csv"), index=False, float_format="%.6g")
+    t.to_csv(os.path.join(outdir, "congestion.csv"), index=False, float_format="%.6g")
     from .render import _table, slug
     df = noise_perf(perf)
     plots = []

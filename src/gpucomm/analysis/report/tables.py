@@ -590,7 +590,7 @@ def _ref_text(row):
 
 
 #: more perf values than this (a batch of nodes): the page shows the trend summarised per
-#: variable (trend_summary) and only the flagged values one per row; nightly.csv has every one
+#: variable (trend_summary) and only the flagged values one per row; trend.csv has every one
 TREND_ROWS_MAX = 500
 #: the trend's statuses that the folded page still lists one row each
 FINDINGS = ("ref-fail", *FLAGGED)
@@ -599,7 +599,7 @@ FINDINGS = ("ref-fail", *FLAGGED)
 def trend_summary(comparison: pd.DataFrame) -> pd.DataFrame:
     """The trend of many nodes in one row per partition, environment, check, variable and status:
     how many test cases and nodes, and the values' spread (min, 5 %, median, 95 %, max) and the
-    changes' median; the per-node rows are in nightly.csv."""
+    changes' median; the per-node rows are in trend.csv."""
     cols = ["system", "partition", "environ", "test", "var", "unit", "status", "cases", "nodes", "min", "p05",
             "median", "p95", "max", "median change"]
     if comparison.empty:

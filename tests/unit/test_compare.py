@@ -1,4 +1,4 @@
-"""bench/compare's logic (gpucomm.compare) on captured outputs: OSU 7.4 host runs and the
+"""bench/compare's logic (bench/lib/compare.py) on captured outputs: OSU 7.4 host runs and the
 payload's --json here, nccl-tests 2.19.6 from the 2x H200 node; the harness's dry run."""
 
 import json
@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from gpucomm.analysis import compare
-
 DATA = Path(__file__).parents[1] / "data"
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "bench" / "lib"))
+import compare  # noqa: E402
+
 #: the reference node's committed results: the tests marked committed hold its tables to them
 H200X2 = REPO / "bench" / "results" / "2026-11-30-nvidia-h200-x2"
 

@@ -25,11 +25,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, cast
 
-from ..contract import by_size, parse_output, record_value
-from ..errors import GpucommError
-from ..native import nccl_tests_options, osu_options, parse_nccl_tests, parse_osu
-from ..native.tools import find_binary
-from ..sizes import size_label
+from gpucomm.contract import by_size, parse_output, record_value
+from gpucomm.errors import GpucommError
+from gpucomm.native import nccl_tests_options, osu_options, parse_nccl_tests, parse_osu
+from gpucomm.native.tools import find_binary
+from gpucomm.sizes import size_label
 
 MiB = 1 << 20
 

@@ -137,11 +137,11 @@ def main(argv=None) -> int:
     lines = []
     perf, cases, notes = load(study_paths())
     lines += [f"note: {n}" for n in notes]
-    d = drift.judge(perf, cases, night_gap_h=a.night_gap)
+    d = drift.judge_nights(perf, cases, night_gap_h=a.night_gap)
     d.table.to_csv(os.path.join(a.out, "drift-study.csv"), index=False, float_format="%.6g")
     lines += summary(d, f"the 26 sessions of the tolerance study (--night-gap {a.night_gap})")
     perf_all, cases_all, notes_all = load(study_paths() + later_paths())
-    d_all = drift.judge(perf_all, cases_all, night_gap_h=a.night_gap)
+    d_all = drift.judge_nights(perf_all, cases_all, night_gap_h=a.night_gap)
     d_all.table.to_csv(os.path.join(a.out, "drift-all.csv"), index=False, float_format="%.6g")
     lines += summary(d_all, "the 26 and the 8 later health sessions (other trees of gpucomm; "
                             f"--night-gap {a.night_gap})")
@@ -149,7 +149,7 @@ def main(argv=None) -> int:
         nights, _ = drift.measurements(perf_all, cases_all, night_gap_h=a.night_gap)
         last = sorted(nights["night"].unique())[-a.nights:]
         sessions = sorted(set(nights.loc[nights["night"].isin(last), "session"]))
-        d_low = drift.judge(lowered(perf_all, a.lower, a.by, sessions), cases_all, night_gap_h=a.night_gap)
+        d_low = drift.judge_nights(lowered(perf_all, a.lower, a.by, sessions), cases_all, night_gap_h=a.night_gap)
         d_low.table.to_csv(os.path.join(a.out, "drift-lowered.csv"), index=False, float_format="%.6g")
         lines += summary(d_low, f"all 34 with {a.lower} {a.by:.0%} lower on the last {a.nights} nights "
                                 f"(nights {', '.join(str(n) for n in last)})")

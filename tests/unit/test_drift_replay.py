@@ -30,9 +30,9 @@ def test_replay_reference_node(replay):
     the two device calls of 19-nvshmem-bw (another tree of gpucomm), on the second of them."""
     mod, perf, cases = replay
     study = perf["source"].str.contains("/1[023]-health")
-    d = drift.judge(perf[study], cases, night_gap_h=0.03)
+    d = drift.judge_nights(perf[study], cases, night_gap_h=0.03)
     assert d.table["night"].max() == 2 and set(d.table["status"]) == {"new"}
-    d = drift.judge(perf, cases, night_gap_h=0.03)
+    d = drift.judge_nights(perf, cases, night_gap_h=0.03)
     flagged = d.table[d.table["status"].isin(("FAIL", "suspect"))]
     assert d.table["night"].max() == 8
     assert [(r.night, r.test, r.var, r.status) for r in flagged.itertuples()] == [
@@ -46,7 +46,7 @@ def test_replay_one_variable_lowered(replay):
     nights, _ = drift.measurements(perf, cases, night_gap_h=0.03)
     last = sorted(set(nights.loc[nights["night"] == nights["night"].max(), "session"]))
     assert len(last) == 2
-    d = drift.judge(mod.lowered(perf, ":".join(LOWERED), 0.05, last), cases, night_gap_h=0.03)
+    d = drift.judge_nights(mod.lowered(perf, ":".join(LOWERED), 0.05, last), cases, night_gap_h=0.03)
     row = d.failed[(d.failed["test"] == LOWERED[0]) & (d.failed["var"] == LOWERED[1])]
     assert len(row) == 1 and row["rule"].item() == "step"
     assert row["change"].item() == pytest.approx(-0.052, abs=0.01)

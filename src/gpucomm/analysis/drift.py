@@ -487,7 +487,7 @@ def _after_software_change(df: pd.DataFrame, key: tuple, notes: list) -> pd.Data
     return df[df["night"] > cut].assign(night=lambda d: d["night"] - cut - 1)
 
 
-def judge(perf: pd.DataFrame, cases: pd.DataFrame, since: pd.Timestamp | None = None,
+def judge_nights(perf: pd.DataFrame, cases: pd.DataFrame, since: pd.Timestamp | None = None,
           night_gap_h: float = NIGHT_GAP_H, alpha: float = ALPHA_NIGHT) -> Drift:
     """Every night of every node and variable among the inputs judged against its history;
     DriftInputError where tonight is older than its history, or --since is after tonight."""

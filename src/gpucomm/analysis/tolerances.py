@@ -224,7 +224,7 @@ def passes(v: float, ref: Sequence[Any]) -> bool:
     return (lo is None or v >= val * (1 + lo)) and (hi is None or v <= val * (1 + hi))
 
 
-def judge(paths: list[str], refs: dict[str, Any], pairs_pooled: bool) -> str:
+def check_later_runs(paths: list[str], refs: dict[str, Any], pairs_pooled: bool) -> str:
     """Each later run (one report each) against the proposed references: its failing
     variables with value and bound, as markdown lines."""
     lines = ["| run | verdict | below or above its bound |", "|---|---|---|"]
@@ -296,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
              "|---|---|---|---|---|---|---|---|---|---|---|"] + rows
     text = "\n".join(table) + "\n"
     if args.judge:
-        text += "\n" + judge(args.judge, refs, args.pairs_pooled)
+        text += "\n" + check_later_runs(args.judge, refs, args.pairs_pooled)
     return _write(args, text, refs)
 
 

@@ -360,7 +360,7 @@ def _ranges(numbers):
     return ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in out)
 
 
-def judge(state: dict[str, Any], expected: dict[str, Any]) -> tuple[list[str], list[str]]:
+def against_class(state: dict[str, Any], expected: dict[str, Any]) -> tuple[list[str], list[str]]:
     """(problems, notes) of what was read against a node class's expected values
     (config/nodeclasses.py): each problem one line naming the GPU and the link."""
     problems: list[str] = []
@@ -517,7 +517,7 @@ def run(args: argparse.Namespace, environ: Mapping[str, str] = os.environ) -> tu
         return dict(record, ok=False, skip=str(exc)), EXIT_CAPABILITY
     except BadInput as exc:
         return dict(record, ok=False, error=str(exc)), EXIT_BAD_INPUT
-    problems, notes = judge(record, expected) if expected else ([], [])
+    problems, notes = against_class(record, expected) if expected else ([], [])
     if record.get("init_error"):
         problems.insert(0, record["init_error"])
     record.update(problems=problems, notes=notes, ok=not problems, judged=bool(expected))

@@ -19,7 +19,7 @@ from ..drift import (
     SCORE_TEST,
     VAR_KEY,
     Drift,
-    judge,
+    judge_nights,
 )
 
 
@@ -157,7 +157,7 @@ def report_part(perf: pd.DataFrame, cases: pd.DataFrame, outdir: str, since: pd.
     ``.failed`` not empty fails the run); writes drift.csv (the newest night's rows) and
     drift-all.csv (none where no node had a night to judge against: every variable "new")."""
     import os
-    d = judge(perf, cases, since, night_gap_h)
+    d = judge_nights(perf, cases, since, night_gap_h)
     if not d.table.empty and d.judged:
         table_out(d).to_csv(os.path.join(outdir, "drift.csv"), index=False, float_format="%.6g")
         d.table.drop(columns=["value_bad", "median_bad"]).to_csv(os.path.join(outdir, "drift-all.csv"),

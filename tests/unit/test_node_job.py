@@ -121,6 +121,6 @@ def test_a_job_over_the_partitions_limits_is_refused_naming_it():
     line = plan.over_limits("leonardo:booster", {Extras.MAX_TIME: "30m"}, 36300, 1, "NodeAcceptanceCheck")
     assert line == ("refused before submitting: NodeAcceptanceCheck's time limit 10 h 05 min is over "
                     "leonardo:booster's longest job, 30 min (extras['max_time'], config/systems/): give "
-                    "-S time_limit=... (or fewer checks)")
+                    "-S NodeAcceptanceCheck.time_limit=... (or fewer checks: -S NodeAcceptanceCheck.checks=REGEX)")
     assert "over s:p's largest job, 2 nodes" in plan.over_limits("s:p", {Extras.MAX_NODES: 2}, 60, 4, "X")
     assert plan.over_limits("s:p", {Extras.MAX_TIME: "24h", Extras.MAX_NODES: 4}, 36300, 1, "X") is None

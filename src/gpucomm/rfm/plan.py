@@ -7,17 +7,20 @@ set-up of one of them, before any job is submitted (``plan_before_submitting``),
 partition says the jobs, the node-hours at the jobs' time limits and the reservation's wall time at
 the partition's ``max_jobs`` (every job at its time limit, max_jobs at once).  A job longer than the
 partition's longest (extras['max_time']) or larger than its largest (extras['max_nodes']) stops the
-session there: one line naming the limit, exit constants.EXIT_BAD_INPUT, nothing submitted.
+session there: one line naming the limit (ReFrame's "run session stopped: refused before submitting:
+..."), ReFrame's exit 1, nothing submitted (ForceExitError: ReFrame aborts every test case).
 """
 
 import re
 
-from ..constants import EXIT_BAD_INPUT, Extras
+from reframe.core.exceptions import ForceExitError
+
+from ..constants import Extras
 
 #: (partition, check, params, node) -> {"repeats": set, "time_s": float or None, "nodes": int}
-_CASES = {}
+_CASES: dict[tuple, dict] = {}
 #: partitions already planned in this ReFrame process
-_PLANNED = set()
+_PLANNED: set[str] = set()
 _UNITS = {"d": 86400, "h": 3600, "m": 60, "s": 1}
 
 
@@ -75,7 +78,8 @@ def over_limits(partition, extras, longest, largest, what):
     cap_s = parse_time(extras.get(Extras.MAX_TIME))
     if cap_s and longest > cap_s:
         return (f"refused before submitting: {what}'s time limit {hours(longest)} is over {partition}'s longest job, "
-                f"{hours(cap_s)} (extras['max_time'], config/systems/): give -S time_limit=... (or fewer checks)")
+                f"{hours(cap_s)} (extras['max_time'], config/systems/): give -S {what}.time_limit=... "
+                f"(or fewer checks: -S {what}.checks=REGEX)")
     cap_n = extras.get(Extras.MAX_NODES)
     if cap_n and largest > cap_n:
         return (f"refused before submitting: a job of {largest} nodes is over {partition}'s largest job, {cap_n} "
@@ -92,7 +96,7 @@ def plan_line(partition, max_jobs, jobs, node_h, wall_s, longest):
 
 def plan_before_submitting(test, what):
     """At the first set-up of a distributed test case of its partition: log the plan; raise
-    SystemExit (one line naming the limit) where a job is over the partition's limits."""
+    ForceExitError (one line naming the limit) where a job is over the partition's limits."""
     from reframe.core.logging import getlogger
     part = test.current_partition
     if part is None or part.fullname in _PLANNED or getattr(test, ".nid", None) is None:
@@ -102,6 +106,5 @@ def plan_before_submitting(test, what):
     jobs, node_h, wall, longest, largest = plan(part.fullname, max_jobs, parse_time(test.time_limit))
     getlogger().info(plan_line(part.fullname, max_jobs, jobs, node_h, wall, longest))
     refused = over_limits(part.fullname, part.extras, longest, largest, what)
-    if refused:
-        getlogger().error(refused)
-        raise SystemExit(EXIT_BAD_INPUT)
+    if refused:  # ReFrame aborts every test case on this one and exits non-zero: nothing is submitted
+        raise ForceExitError(refused)

@@ -8,6 +8,10 @@
   -J reservation=NAME`` once on every node of the batch, each node its own verdict
   (docs/acceptance.md; unscoped, ``--distribute`` takes the whole partition and rfm.scope warns).  The
   health sweeps stay out (their checks run in full), the pair matrices run.
+* acceptance-node: the same checks of one node as acceptance, run by one job per node
+  (NodeAcceptanceCheck, checks/nodejob.py: each check's own launch, in turn, in one job):
+  ``--distribute=avail -J reservation=NAME --repeat=5`` makes nodes x repeats jobs, not nodes x
+  checks x repeats (docs/acceptance.md: for a cabinet or more).
 * acceptance-network: the checks across nodes (num_nodes > 1), once: the node pair matrix
   (``-S PairMatrixCheck.num_nodes=N -S PairMatrixCheck.ranks_per_node=1``: every pair of N nodes,
   in N-1 rounds of disjoint pairs; the batch's nodes by ``-S PairMatrixCheck.nodelist=...``),
@@ -39,7 +43,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 _RESULTS = runpy.run_path(os.path.join(_HERE, "results.py"))
 #: the bases of the checks without a payload (no soak variables): the node-state reader
 #: (rfm.NodeStateBase) and the configuration guard (rfm.ConfigGuard)
-_NO_PAYLOAD = {"NodeStateBase", "ConfigGuard"}
+_NO_PAYLOAD = {"NodeStateBase", "ConfigGuard", "NodeAcceptanceBase"}
 
 
 def _test_classes(folder):
@@ -102,11 +106,17 @@ _ACROSS_NODES = "--filter-expr='num_nodes > 1 and not emulate_nodes'"
 #: acceptance leaves out the health sweeps (tag sweep; the pair matrices, tagged health too, stay)
 _ACCEPTANCE = _COMMON + _KEEP + ["--exclude-tag=sweep", "--exclude-tag=noise"]
 
+#: acceptance-node: the node job alone (its tag; it selects no partition unless -S node_job=y),
+#: the checks it runs inside with acceptance's variables (the soak, NodeStateCheck's tag)
+_NODE_JOB = ["--tag=acceptance-node", "--exec-policy=async", "--setvar=NodeAcceptanceCheck.node_job=y"]
+
 site_configuration = {
     "modes": [
         {"name": "health", "options": _HEALTH},
         {"name": "nightly", "options": _HEALTH},
         {"name": "acceptance", "options": _ACCEPTANCE + _SOAK + [_ONE_NODE]},
+        {"name": "acceptance-node", "options": _NODE_JOB + _KEEP + ["--exclude-tag=sweep", "--exclude-tag=noise"]
+                                                  + _SOAK},
         {"name": "acceptance-network", "options": _ACCEPTANCE + _SOAK + [_ACROSS_NODES]},
         {"name": "paper", "options": _COMMON + _KEEP + ["--exclude-tag=health", "--exclude-tag=noise",
                                                         "--setvar=iters=100", "--setvar=paper_tuning=y",
@@ -119,5 +129,5 @@ site_configuration = {
 # selects it by its 'health' tag, acceptance (which leaves the health set out) by turning that
 # tag off
 for _mode in site_configuration["modes"]:
-    if _mode["name"] == "acceptance":
+    if _mode["name"] in ("acceptance", "acceptance-node"):
         _mode["options"] = _mode["options"] + ["--setvar=NodeStateCheck.health_tag=n"]

@@ -85,6 +85,9 @@ VIEW = "/user-environment/env/default"
 #: scaling check at 2 nodes: 10 min 4 s)
 PARTITION = os.environ.get("SBATCH_PARTITION") or "normal"
 MAX_NODES = {"debug": 2}
+#: the longest job per partition (rfm.plan refuses an acceptance over it before submitting): debug
+#: 30 min (above); normal 24 h (the same sinfo example; UNCONFIRMED per vCluster)
+MAX_TIME = {"debug": "30m", "normal": "24h"}
 
 #: optional squashfs image of the payload venv, "IMAGE:MOUNTPOINT", mounted next to the uenv
 #: (cscs-docs:docs/guides/storage.md "Squash Python virtual environments with uenv":
@@ -166,6 +169,8 @@ site_configuration = {
             "extras": {
                 # the largest job of the partition in use (MAX_NODES; none for normal)
                 Extras.MAX_NODES: MAX_NODES.get(PARTITION),
+                # ... and its longest job (MAX_TIME)
+                Extras.MAX_TIME: MAX_TIME.get(PARTITION),
                 # guard (GB/s): largest GPU-pair link (Fig. 3: 1200 Gb/s = 150 GB/s) ...
                 Extras.LINK_BANDWIDTH: 150,
                 # ... and a GPU's links to all 3 peers (Figs. 5/6: 3600 Gb/s = 450 GB/s) ...

@@ -78,6 +78,9 @@ QOS = os.environ.get("SBATCH_QOS", "")
 QOS_LIMITS = {"normal": {"max_nodes": 64}, "boost_qos_bprod": {"max_nodes": 256},
               "boost_qos_dbg": {"max_nodes": 2, "max_jobs": 2},
               "boost_qos_lprod": {"max_nodes": 3}}
+#: the longest job of each QOS (qos-copy, THIRD-PARTY: normal and boost_qos_bprod 24 h,
+#: boost_qos_dbg 30 min, boost_qos_lprod 4 days); without SBATCH_QOS the size rule's, 24 h
+MAX_TIME = {"normal": "24h", "boost_qos_bprod": "24h", "boost_qos_dbg": "30m", "boost_qos_lprod": "96h"}
 
 #: InfiniBand service level: off (the fabric's default) unless a check is given
 #: -S service_level=N, which sets both variables below (partition extras['service_level_vars']);
@@ -138,6 +141,7 @@ site_configuration = {
                 # QOS_LIMITS), saying so
                 Extras.QOS_BY_NODES: [[64, "normal"], [256, "boost_qos_bprod"]],
                 Extras.MAX_NODES: QOS_LIMITS.get(QOS, {}).get("max_nodes", 256),
+                Extras.MAX_TIME: MAX_TIME.get(QOS, "24h"),
                 # InfiniBand: -S service_level=N sets these (an error on other partitions)
                 Extras.SERVICE_LEVEL_VARS: SERVICE_LEVEL_VARS,
                 # one leaf switch through Slurm's topology/tree; other placements need given

@@ -69,6 +69,8 @@ CPU_MASKS = ["fe000000000000", "fe00000000000000", "fe0000", "fe000000",
 #: below dev-g's 3 h
 MAX_NODES = {"standard-g": 1024, "small-g": 4, "dev-g": 32}
 MAX_JOBS = {"dev-g": 2}
+#: the longest job per partition (lumi-ug partitions.md: standard-g 2 days, small-g 3 days, dev-g 3 h)
+MAX_TIME = {"standard-g": "48h", "small-g": "72h", "dev-g": "3h"}
 PARTITION = os.environ.get("SBATCH_PARTITION") or "standard-g"
 
 #: the LUMI software stack; LUMI/25.03 is INFERRED (lumi-eb has cpeGNU-25.03 easyconfigs for
@@ -172,6 +174,7 @@ site_configuration = {
                               "gpus": [[0, 1], [2, 3], [4, 5], [6, 7]]},
                 # the largest job of the partition in use (lumi-ug partitions.md)
                 Extras.MAX_NODES: MAX_NODES.get(PARTITION),
+                Extras.MAX_TIME: MAX_TIME.get(PARTITION),
                 # GCD pairs by nominal Infinity Fabric bandwidth (Gb/s per direction), the
                 # pair-matrix check's reference classes (gpucomm.pairs.pair_class).  Sourced:
                 # the two GCDs of one MI250X, 1600 (LUMI docs: in-package IF 400 GB/s

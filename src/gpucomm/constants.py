@@ -198,6 +198,7 @@ class Extras:
     RECIPE = "recipe"                              # environment: docs/sites/<site>.md (the venv)
     QOS_BY_NODES = "qos_by_nodes"                  # partition: [[max nodes, qos], ...] ascending
     MAX_NODES = "max_nodes"                        # partition: the largest job it takes
+    MAX_TIME = "max_time"                          # partition: the longest job it takes ("24h"; rfm.plan)
     CCL_NET_CHECK = "ccl_net_check"                # environment: {env, pattern, fallback_pattern, library}
     CCL_PLUGIN_MODULE = "ccl_plugin_module"        # environment: NCCL/RCCL's network plugin module
     PAPER_METHOD_ENV_VARS = "paper_method_env_vars"  # environment: {method: [{env, ops, single_node}]}

@@ -46,6 +46,16 @@ NOISE_FILES = {"quiet": "gpucomm_quiet.json", "noisy": "gpucomm_noisy.json",
 NODESTATE_TAG = "GPUCOMM-NODESTATE"
 NODESTATE_FILE = "gpucomm_nodestate.json"
 NODESTATE_EXPECTED_FILE = "gpucomm_nodestate_expected.json"
+#: the per-node acceptance job (rfm.nodejob: every check of one node in one job): its loggable
+#: {inner check's name: status} (STATUS_PASS, or "fail: REASON", "skip: REASON", "no result:
+#: REASON"), its perf variables named "<inner check's name>" NODE_CHECK_SEP "<its variable>", the
+#: job script's line after each inner launch (NODE_CHECK_TAG <index> <exit status>) and the file
+#: it goes to, in the job's stage directory
+NODE_CHECKS_FIELD = "node_checks"
+NODE_CHECK_SEP = ":"
+NODE_CHECK_TAG = "GPUCOMM-NODE-CHECK"
+NODE_STATUS_FILE = "gpucomm_node_checks.txt"
+STATUS_PASS, STATUS_FAIL, STATUS_SKIP, STATUS_NO_RESULT = "pass", "fail", "skip", "no result"
 #: the environment variables a check sets anew for every run (a token of the run, not software:
 #: the nightly's history of a node is keyed by its software, report.inputs.software_of)
 PER_RUN_ENV = (WATCH_PID_ENV,)

@@ -876,6 +876,8 @@ def retest_command(cmdlines: list[str], node: str, checks: list[str], part: str)
     except ValueError:
         words = []
     keep, state = _kept_words(words[1:])
+    # a node-job session (--mode acceptance-node) is retested check by check: step 1's mode
+    keep = [{"acceptance-node": "acceptance", "--mode=acceptance-node": "--mode=acceptance"}.get(w, w) for w in keep]
     if not any(w.startswith("--system") for w in keep) and part:
         keep += ["--system", part]
     if not any(w in ("-c", "--checkpath") or w.startswith(("--checkpath=", "-c")) for w in keep):

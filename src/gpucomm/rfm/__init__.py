@@ -8,6 +8,7 @@ small plugins, no @simple_test here).
   ``native.OsuBase``, ``native.NcclTestsBase``: OSU and nccl-tests;
 * ``noise.NoiseBase``: a victim quiet and under an aggressor in one job (the noise mode);
   ``noise.VICTIM_OPS``: the operations a victim may run;
+* ``nodejob.NodeAcceptanceBase``: every check of one node in one job (acceptance-node mode);
 * ``nodestate.NodeStateBase``: a node's hardware state against its class (no payload);
 * ``nicpath.NicPathBase``: the network path of one node, NIC by NIC;
 * ``datapaths.DataPathsBase``: every GPU's own host <-> device and device-memory paths;
@@ -26,6 +27,7 @@ from .datapaths import DataPathsBase
 from .guard import ConfigGuard
 from .native import NativeCheck, NcclTestsBase, OsuBase
 from .nicpath import NicPathBase
+from .nodejob import NodeAcceptanceBase
 from .nodestate import NodeStateBase
 from .noise import VICTIM_OPS, NoiseBase
 from .pairmatrix import PairMatrixBase
@@ -35,4 +37,4 @@ quickwarn.install()
 setvars.check_reframe_values()
 
 __all__ = ["VICTIM_OPS", "ConfigGuard", "DataPathsBase", "GpucommCheck", "NativeCheck", "NcclTestsBase", "NicPathBase",
-           "NodeStateBase", "NoiseBase", "OsuBase", "PairMatrixBase", "SweepCheck"]
+           "NodeAcceptanceBase", "NodeStateBase", "NoiseBase", "OsuBase", "PairMatrixBase", "SweepCheck"]

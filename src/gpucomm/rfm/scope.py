@@ -16,6 +16,8 @@ from reframe.core.builtins import run_after
 from reframe.core.logging import getlogger
 from reframe.core.pipeline import RegressionTestPlugin
 
+from . import plan
+
 #: the job options (-J NAME=...) that narrow ReFrame's --distribute to some nodes
 SCOPING_OPTIONS = ("reservation", "nodelist", "w", "exclude", "x")
 #: partitions already warned about in this ReFrame process
@@ -73,6 +75,9 @@ class DistributeScope(RegressionTestPlugin):
         if nid is None:
             return
         partition = self.valid_systems[0] if self.valid_systems else "?"
+        plan.tally(partition, type(self).__name__, _params(self.display_name), tuple(nid),
+                   getattr(self, ".repeat_no", None), plan.parse_time(self.time_limit),
+                   max(1, getattr(self, "real_nodes", 1)))
         if partition in _WARNED:
             return
         nodes = len(type(self).param_space[".nid"])
@@ -80,6 +85,18 @@ class DistributeScope(RegressionTestPlugin):
         _WARNED.add(partition)
         if line:
             getlogger().warning(line)
+
+    @run_after("setup")
+    def plan_distributed_run(self):
+        """The plan of the session's distributed jobs, before the first is submitted (rfm.plan); a
+        job whose time limit its own set-up decides (rfm.nodejob) plans there."""
+        if not getattr(self, "plans_at_setup", False):
+            plan.plan_before_submitting(self, type(self).__name__)
+
+
+def _params(display_name):
+    """A display name without the parameters --distribute and --repeat add."""
+    return " ".join(w for w in display_name.split() if not w.startswith("%."))
 
 
 __all__ = ["DistributeScope", "distribute_state", "job_options", "scoped_by", "unscoped_warning"]

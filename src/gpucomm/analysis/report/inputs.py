@@ -33,6 +33,8 @@ import pandas as pd
 
 from ...constants import ALL_SESSIONS
 from ...contract import (
+    NODE_CHECK_SEP,
+    NODE_CHECKS_FIELD,
     NOISE_FILES,
     PAIRS_FIELD,
     PER_RUN_ENV,
@@ -44,6 +46,10 @@ from ...contract import (
     PRECISION_FIELD,
     RESULT_TAG,
     RESULTS_FILE,
+    STATUS_FAIL,
+    STATUS_NO_RESULT,
+    STATUS_PASS,
+    STATUS_SKIP,
     STDOUT_FILE,
     parse_output,
 )
@@ -447,10 +453,15 @@ def _read_report(data, doc, path, history, kind):
     cases, perf = [], []
     for tc in latest.values():
         case = _case_row(tc, session, end, dry, history, kind, path, info.get("version"))
-        cases.append(case)
         if isinstance(tc.get(PAIRS_FIELD), dict) and tc[PAIRS_FIELD]:
             data.pair_values[path, case["case"]] = tc[PAIRS_FIELD]
-        perf += _perf_rows(tc, case)
+        unfolded = node_job_rows(tc, case)
+        if unfolded is None:
+            cases.append(case)
+            perf += _perf_rows(tc, case)
+        else:
+            cases += unfolded[0]
+            perf += unfolded[1]
     if not cases:
         data.problems.append(f"{path}: a ReFrame session without test cases (it selected nothing)")
         return kind, "0 test cases"
@@ -516,6 +527,39 @@ def _case_row(tc, session, end, dry, history, kind, path, reframe_version=None):
             "outputdir": tc.get("outputdir"), "op": tc.get("op"), "method": tc.get("method"),
             "tool": tool_label(tc), "nranks": tc.get("num_tasks"), "history": history, "kind": kind,
             "source": path}
+
+
+#: a node job's inner status word -> (result, fail_phase) of its unfolded test case
+_INNER_RESULT = {STATUS_PASS: ("pass", None), STATUS_FAIL: ("fail", "sanity"), STATUS_SKIP: ("skip", None),
+                 STATUS_NO_RESULT: (NO_RESULT, "run")}
+
+
+def node_job_rows(tc, case):
+    """(cases, perf) of a per-node acceptance job's test case (rfm.nodejob: its NODE_CHECKS_FIELD),
+    unfolded into one test case per inner check on the same node and repeat: its status its result
+    (a check that failed inside the job is that check's failure; one without a status, as one the
+    job never reached, "no result"), its perf variables ``<inner>:<var>`` its own; None for any
+    other test case."""
+    status = tc.get(NODE_CHECKS_FIELD)
+    names = tc.get("inner_names") if isinstance(tc.get("inner_names"), list) else []
+    if not isinstance(status, dict) or not (status or names):
+        return None
+    why = str(tc.get("fail_reason") or "the node job ended without judging it").strip().splitlines() or [""]
+    generated = "".join(m.group(0) for m in _GENERATED.finditer(str(tc.get("display_name") or "")))
+    cases, perf, rows = [], [], {}
+    for name in names or list(status):
+        word, _, reason = str(status.get(name, f"{STATUS_NO_RESULT}: {why[0]}")).partition(": ")
+        result, phase = _INNER_RESULT.get(word, (NO_RESULT, "run"))
+        rows[name] = {**case, "test": name, "case": f"{name}{generated}", "result": result,
+                      "fail_phase": phase, "fail_reason": reason or None, "retried": None}
+        cases.append(rows[name])
+    prefix = f"{tc.get('system')}:{tc.get('partition')}:"
+    for key, val in (tc.get("perfvalues") or {}).items():
+        inner, sep, var = key[len(prefix):].rpartition(NODE_CHECK_SEP) if key.startswith(prefix) else ("", "", "")
+        if not sep or inner not in rows or not isinstance(val, (list, tuple)) or len(val) < 5:
+            continue
+        perf += _perf_rows({"perfvalues": {var: val}}, rows[inner])
+    return cases, perf
 
 
 def _perf_rows(tc, case):

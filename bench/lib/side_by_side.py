@@ -16,7 +16,7 @@ from collections import defaultdict
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src"))
 
-from gpucomm.analysis.report.inputs import load  # noqa: E402
+from gpucomm.analysis.inputs import load  # noqa: E402
 
 #: (payload operation, payload method, native check, what the tool measures)
 PAIRS = [

@@ -49,7 +49,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir, os.par
 sys.path.insert(0, os.path.join(ROOT, "src"))
 
 from gpucomm.analysis import acceptance, drift, statcore as sc  # noqa: E402
-from gpucomm.analysis.report.inputs import load  # noqa: E402
+from gpucomm.analysis.inputs import load  # noqa: E402
 
 RESULTS = os.path.join(ROOT, "bench", "results")
 POOLS = {

@@ -57,7 +57,7 @@ NODE_CHECK_TAG = "GPUCOMM-NODE-CHECK"
 NODE_STATUS_FILE = "gpucomm_node_checks.txt"
 STATUS_PASS, STATUS_FAIL, STATUS_SKIP, STATUS_NO_RESULT = "pass", "fail", "skip", "no result"
 #: the environment variables a check sets anew for every run (a token of the run, not software:
-#: the nightly's history of a node is keyed by its software, report.inputs.software_of)
+#: the nightly's history of a node is keyed by its software, analysis.inputs.software_of)
 PER_RUN_ENV = (WATCH_PID_ENV,)
 #: a check's loggable record of the versions its run used (rfm.software: "gpucomm V; mpi M;
 #: driver D"), in every test case of a ReFrame report

@@ -388,7 +388,7 @@ def test_a_stored_session_not_found_names_the_database(acc, tmp_path, capsys, mo
     """Old: "no such file, nor a stored session", whichever database was read."""
     monkeypatch.delenv("RFM_CONFIG_FILES", raising=False)
     monkeypatch.setenv("RFM_SQLITE_DB_FILE", str(tmp_path / "none.db"))
-    monkeypatch.setattr("gpucomm.analysis.report.inputs.stored_sessions", lambda query: ([], None))
+    monkeypatch.setattr("gpucomm.analysis.inputs.stored_sessions", lambda query: ([], None))
     assert acc.main(["0123abcd-0000", "--out", str(tmp_path / "o")]) == EXIT_BAD_INPUT
     assert f"nor a stored session in {tmp_path / 'none.db'}" in capsys.readouterr().err
     monkeypatch.delenv("RFM_SQLITE_DB_FILE")

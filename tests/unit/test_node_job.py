@@ -1,5 +1,5 @@
 """The per-node acceptance job (rfm.nodejob) as gpucomm acceptance reads it: one test case per
-node and repeat, unfolded into one per inner check (analysis.report.inputs.node_job_rows); and the
+node and repeat, unfolded into one per inner check (analysis.inputs.node_job_rows); and the
 plan said before submitting, refused over a partition's limits (rfm.plan)."""
 
 import json

@@ -1,5 +1,5 @@
 """A value's own precision in the verdicts: the session report's ``precision`` record of a test
-case (contract.PRECISION_FIELD) read into the perf frame (report.inputs), a floor of a node's
+case (contract.PRECISION_FIELD) read into the perf frame (analysis.inputs), a floor of a node's
 variance in the fleet rule (statcore.own_variance, fleetrule.judge, gpucomm acceptance) and
 tonight's own error in the nightly drift (drift.judge_series)."""
 

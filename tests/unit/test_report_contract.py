@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from gpucomm import contract
-from gpucomm.analysis.report import inputs
+from gpucomm.analysis import inputs
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "gpucomm"
 CONTRACT = SRC / "contract.py"

@@ -108,8 +108,8 @@ class SessionError(Exception):
 
 def read_sessions(sources: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(cases, perf) of the sessions (report files or stored sessions' uuids) through the report's
-    reader (gpucomm.analysis.report.inputs): one row per test case run, one per perf value."""
-    from .report.inputs import Inputs, database_label, load, load_storage
+    reader (gpucomm.analysis.inputs): one row per test case run, one per perf value."""
+    from .inputs import Inputs, database_label, load, load_storage
     files = [s for s in sources if os.path.exists(s)]
     for s in sources:
         if not os.path.exists(s) and not _UUID.match(s):

@@ -96,7 +96,7 @@ def _config_given(extra: Sequence[str]) -> bool:
 
 
 def reframe_command(mode: str, report_file: str, extra: Sequence[str]) -> list[str]:
-    from .report.inputs import reframe_argv
+    from .inputs import reframe_argv
     cmd = cast("list[str]", reframe_argv())  # None (no ReFrame): the + below raises TypeError, as it did
     if not _config_given(extra):
         config = _repo_path("config", "settings.py")

@@ -74,7 +74,7 @@ _Key = tuple[str, str, str]
 def collect(paths: Sequence[str], pairs_pooled: bool = False
             ) -> tuple[dict[_Key, list[float]], dict[_Key, str]]:
     """{(check, system:partition, variable): [values]} and {same: unit} over every report, read
-    by the report command's reader (gpucomm.report.inputs); failed runs included (collect_healthy
+    by the report command's reader (gpucomm.analysis.inputs); failed runs included (collect_healthy
     leaves them out)."""
     values, units, _, _ = collect_healthy(paths, pairs_pooled, healthy_only=False)
     return values, units
@@ -87,7 +87,7 @@ def collect_healthy(paths: Sequence[str], pairs_pooled: bool = False, healthy_on
     sessions}; excluded: how many test cases were left out as unhealthy (ReFrame failed them, or
     another case of their session), or with ``keep_reference_failures`` only those that failed
     outside the performance phase (and the rest of their session)."""
-    from .report.inputs import load
+    from .inputs import load
     perf = load(paths).frames()[2]
     perf = perf[perf["result"].isin(["pass", "fail"])]
     perf = perf.assign(run=perf["session"].fillna(perf["source"]) if len(perf) else [])

@@ -20,7 +20,7 @@ folder (``inner_result``): its perf variables are reported as ``<inner name>:<va
 check that failed inside the job leaves the others reporting; an inner check without its status
 line (the node died, the job's time limit) is "no result", and so are those after it.  The job
 fails (after its perf variables are reported) where an inner check failed or has no result, naming
-them; ``gpucomm acceptance`` unfolds the job into its inner checks (analysis.report.inputs).
+them; ``gpucomm acceptance`` unfolds the job into its inner checks (analysis.inputs).
 
 The job's time limit: the inner checks' own, added up (every one at its limit), unless ``-S
 NodeAcceptanceCheck.time_limit=...`` gives one; over the partition's longest job (extras['max_time'])

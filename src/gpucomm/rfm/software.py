@@ -4,7 +4,7 @@
 holds the versions the run's own results name: gpucomm's, the MPI library's, the GPU driver's
 and runtime's (the payload's meta), e.g. "gpucomm 0.1.0; mpi Open MPI v5.0.7; driver 13000".
 The nightly drift keys a node's history by it with the environment and the modules
-(report.inputs.software_of): a new MPI or driver starts a new history, a new run does not.
+(analysis.inputs.software_of): a new MPI or driver starts a new history, a new run does not.
 """
 
 import json

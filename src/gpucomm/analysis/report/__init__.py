@@ -380,7 +380,8 @@ def _write_tables(out, data, cur, nightly, paper_t, native_t, native_p, health):
 def _read_inputs(args):
     """The inputs (and the stored sessions) read: (data, sweeps, cases, perf, sessions), a
     noise job's quiet/noisy sweeps left out (the noise section's)."""
-    from . import inputs, noise
+    from .. import inputs
+    from . import noise
 
     def progress(i, n, path):
         if not args.quiet:

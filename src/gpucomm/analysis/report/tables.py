@@ -31,7 +31,7 @@ from ...constants import (
 )
 from ...sizes import size_label
 from .. import statcore as sc
-from .inputs import CASE_KEY
+from ..inputs import CASE_KEY
 
 #: our method -> the paper CSV's method (ipc-copy is the paper's device_copy, host its host_mpi)
 PAPER_METHODS = PAPER_METHOD

@@ -31,8 +31,8 @@ from typing import Any
 
 import pandas as pd
 
-from ...constants import ALL_SESSIONS
-from ...contract import (
+from ..constants import ALL_SESSIONS
+from ..contract import (
     NODE_CHECK_SEP,
     NODE_CHECKS_FIELD,
     NOISE_FILES,

@@ -153,8 +153,8 @@ def _method_style_tables():
 
     from gpucomm.constants import METHODS
     found = {}
-    for name in ("render", "tables", "noise", "inputs"):
-        module = importlib.import_module(f"gpucomm.analysis.report.{name}")
+    for name in ("report.render", "report.tables", "report.noise", "report.drift_page", "inputs"):
+        module = importlib.import_module(f"gpucomm.analysis.{name}")
         for attr, value in vars(module).items():
             if not isinstance(value, dict) or not set(value) & set(METHODS) or not value:
                 continue
@@ -170,7 +170,7 @@ def test_every_colour_and_marker_table_covers_every_method():
     that changes from plot to plot; each method has its own, and no two share one."""
     from gpucomm.constants import METHODS
     found = _method_style_tables()
-    assert "render.COLORS" in found  # the rule sees the table it is about
+    assert "report.render.COLORS" in found  # the rule sees the table it is about
     for name, table in found.items():
         assert set(METHODS) <= set(table), f"{name} lacks {sorted(set(METHODS) - set(table))}"
         assert len({table[m] for m in METHODS}) == len(METHODS), f"{name}: two methods share a style"

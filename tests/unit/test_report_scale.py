@@ -73,8 +73,8 @@ def test_one_session_a_node_says_what_the_drift_says(tmp_path):
     """Without an earlier night of any node the drift skips the judging (drift.first_nights), not
     its words: the same lines and statuses as judging every variable, nothing failed, no plot,
     no drift.csv."""
-    from gpucomm.analysis import drift
-    from gpucomm.analysis.report import drift_page, inputs
+    from gpucomm.analysis import drift, inputs
+    from gpucomm.analysis.report import drift_page
     batch(tmp_path / "s.json", nodes=12)
     _, cases, perf = inputs.load([str(tmp_path / "s.json")]).frames()
     fast = drift_page.report_part(perf, cases, str(tmp_path), None, drift.NIGHT_GAP_H)

@@ -72,8 +72,10 @@ FIGURES = {
 #: HealthCheck's points (8 B, 1 MiB, 64 MiB) are mostly sizes the paper did not measure: its
 #: references come from repeated healthy runs of the node class (gpucomm tolerances); BwCheck's
 #: operation (osu_bw's window) is not one the paper measured: its references are the node class's
-#: (local.yaml); NoiseCheck's are ratios of our own runs (the paper's noise runs are not in its table)
-NO_FIGURE = ("PairMatrixCheck", "HealthCheck", "BwCheck", "NoiseCheck", "NicPathCheck", "DataPathsCheck")
+#: (local.yaml); NoiseCheck's are ratios of our own runs (the paper's noise runs are not in its table);
+#: NodeAcceptanceCheck runs the other checks of one node in one job: its values are theirs
+NO_FIGURE = ("PairMatrixCheck", "HealthCheck", "BwCheck", "NoiseCheck", "NicPathCheck", "DataPathsCheck",
+             "NodeAcceptanceCheck")
 #: check class -> its perf variables (gpucomm.rfm) where not its operation's usual ones
 PERF_POINTS_OF = {"AllToAllScalingCheck": SCALING_PERF_POINTS,
                   "AllReduceScalingCheck": SCALING_PERF_POINTS}

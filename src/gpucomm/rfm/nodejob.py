@@ -15,8 +15,10 @@ own task layout (``--ntasks``, ``--ntasks-per-node``, its GPUs) as step options.
 
 After the run, each inner check is judged by its own sanity and perf functions, evaluated in its
 folder (``inner_result``): its perf variables are reported as ``<inner name>:<variable>``
-(contract.NODE_CHECK_SEP), its status in ``node_checks`` ({inner name: "pass" | "fail: REASON" |
-"skip: REASON" | "no result: REASON"}, contract.NODE_CHECKS_FIELD, in the session report).  A
+(contract.NODE_CHECK_SEP), their precision records under the same names (``precision``,
+contract.PRECISION_FIELD, as rfm.precision reports a check's own), its status in
+``node_checks`` ({inner name: "pass" | "fail: REASON" | "skip: REASON" | "no result: REASON"},
+contract.NODE_CHECKS_FIELD, in the session report).  A
 check that failed inside the job leaves the others reporting; an inner check without its status
 line (the node died, the job's time limit) is "no result", and so are those after it.  The job
 fails (after its perf variables are reported) where an inner check failed or has no result, naming

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from gpucomm.analysis import acceptance
-from gpucomm.contract import NODE_CHECK_SEP, NODE_CHECKS_FIELD
+from gpucomm.contract import NODE_CHECK_SEP, NODE_CHECKS_FIELD, PRECISION_FIELD
 
 pytestmark = pytest.mark.unit
 
@@ -97,6 +97,41 @@ def test_a_job_without_statuses_makes_every_inner_check_no_result(tmp_path):
     cases, _ = acceptance.read_sessions([path])
     mine = cases[(cases["node"] == "n1") & (cases["repeat"] == 0)]
     assert set(mine["result"]) == {"no result"} and set(mine["fail_reason"]) == {"job cancelled: NODE_FAIL"}
+
+
+def test_an_inner_checks_precision_reaches_its_perf_rows(tmp_path):
+    """The node job reports its inner checks' precision records under "<inner>:<variable>"
+    (rfm.nodejob): each unfolded perf row has its own (the verdict's run_se), as a check of its
+    own would; a variable without one is "precision unknown"."""
+    path = session(tmp_path)
+    doc = json.loads(open(path).read())
+    for case in doc["runs"][0]["testcases"]:
+        case[PRECISION_FIELD] = {f"{PP}{NODE_CHECK_SEP}latency_8B": {"rel_se": 0.02, "samples": 10},
+                                 f"{AR}{NODE_CHECK_SEP}goodput_1MiB": {"rel_se": 0.05, "samples": 10}}
+    open(path, "w").write(json.dumps(doc))
+    _, perf = acceptance.read_sessions([path])
+    se = perf.groupby(["test", "var"])["rel_se"].agg(lambda s: sorted(set(s.dropna())))
+    assert se[(PP, "latency_8B")] == [0.02] and se[(AR, "goodput_1MiB")] == [0.05]
+    assert se[(PP, "goodput_1MiB")] == [] and se[(AR, "latency_8B")] == []
+
+
+def test_inner_precision_is_the_inner_checks_own_record():
+    """rfm.nodejob.inner_precision runs the inner check's own precision hook where its output is:
+    its record, or {} where the check keeps none or its record is damaged."""
+    from gpucomm.rfm.nodejob import inner_precision
+
+    class Kept:
+        precision: dict = {}
+
+        def record_precision(self):
+            self.precision = {"latency_8B": {"rel_se": 0.01}}
+
+    class Damaged(Kept):
+        def record_precision(self):
+            raise ValueError("a damaged line")
+
+    assert inner_precision(Kept()) == {"latency_8B": {"rel_se": 0.01}}
+    assert inner_precision(Damaged()) == {} and inner_precision(object()) == {}
 
 
 # -- the plan before submitting (rfm.plan) -------------------------------------------------------

@@ -538,8 +538,8 @@ def node_job_rows(tc, case):
     """(cases, perf) of a per-node acceptance job's test case (rfm.nodejob: its NODE_CHECKS_FIELD),
     unfolded into one test case per inner check on the same node and repeat: its status its result
     (a check that failed inside the job is that check's failure; one without a status, as one the
-    job never reached, "no result"), its perf variables ``<inner>:<var>`` its own; None for any
-    other test case."""
+    job never reached, "no result"), its perf variables ``<inner>:<var>`` its own, with their
+    precision (the job's PRECISION_FIELD under the same keys); None for any other test case."""
     status = tc.get(NODE_CHECKS_FIELD)
     names = tc.get("inner_names") if isinstance(tc.get("inner_names"), list) else []
     if not isinstance(status, dict) or not (status or names):
@@ -554,11 +554,13 @@ def node_job_rows(tc, case):
                       "fail_phase": phase, "fail_reason": reason or None, "retried": None}
         cases.append(rows[name])
     prefix = f"{tc.get('system')}:{tc.get('partition')}:"
+    precs = tc.get(PRECISION_FIELD) if isinstance(tc.get(PRECISION_FIELD), dict) else {}
     for key, val in (tc.get("perfvalues") or {}).items():
         inner, sep, var = key[len(prefix):].rpartition(NODE_CHECK_SEP) if key.startswith(prefix) else ("", "", "")
         if not sep or inner not in rows or not isinstance(val, (list, tuple)) or len(val) < 5:
             continue
-        perf += _perf_rows({"perfvalues": {var: val}}, rows[inner])
+        own = {"perfvalues": {var: val}, PRECISION_FIELD: {var: precs.get(f"{inner}{NODE_CHECK_SEP}{var}")}}
+        perf += _perf_rows(own, rows[inner])
     return cases, perf
 
 

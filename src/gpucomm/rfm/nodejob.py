@@ -15,8 +15,10 @@ own task layout (``--ntasks``, ``--ntasks-per-node``, its GPUs) as step options.
 
 After the run, each inner check is judged by its own sanity and perf functions, evaluated in its
 folder (``inner_result``): its perf variables are reported as ``<inner name>:<variable>``
-(contract.NODE_CHECK_SEP), its status in ``node_checks`` ({inner name: "pass" | "fail: REASON" |
-"skip: REASON" | "no result: REASON"}, contract.NODE_CHECKS_FIELD, in the session report).  A
+(contract.NODE_CHECK_SEP), their precision records under the same names (``precision``,
+contract.PRECISION_FIELD, as rfm.precision reports a check's own), its status in
+``node_checks`` ({inner name: "pass" | "fail: REASON" | "skip: REASON" | "no result: REASON"},
+contract.NODE_CHECKS_FIELD, in the session report).  A
 check that failed inside the job leaves the others reporting; an inner check without its status
 line (the node died, the job's time limit) is "no result", and so are those after it.  The job
 fails (after its perf variables are reported) where an inner check failed or has no result, naming
@@ -45,6 +47,7 @@ from ..contract import (
     NODE_CHECK_SEP,
     NODE_CHECK_TAG,
     NODE_STATUS_FILE,
+    PRECISION_FIELD,
     STATUS_FAIL,
     STATUS_NO_RESULT,
     STATUS_PASS,
@@ -201,25 +204,39 @@ def first_line(exc):
     return text[0] if text else type(exc).__name__
 
 
+def inner_precision(test):
+    """{variable: precision} of an inner check's run, its own record (rfm.precision's
+    ``record_precision``, evaluated where its output is); {} where it keeps none."""
+    record = getattr(test, "record_precision", None)
+    if record is None:
+        return {}
+    try:
+        record()
+    except Exception:  # a damaged record: precision unknown, as rfm.precision says it
+        return {}
+    return dict(getattr(test, PRECISION_FIELD, None) or {})
+
+
 def inner_result(test, folder):
-    """(status, {variable: (value, unit)}) of one inner check run in ``folder``: its own sanity,
-    then its own perf functions, evaluated there (its template pointed at the folder meanwhile)."""
+    """(status, {variable: (value, unit)}, {variable: precision}) of one inner check run in
+    ``folder``: its own sanity, then its own perf functions and precision record, evaluated there
+    (its template pointed at the folder meanwhile)."""
     saved = test._stagedir
     test._stagedir = folder
     try:
         with osext.change_dir(folder):
             try:
                 if not sn.evaluate(test._rfm_sanity()):
-                    return f"{STATUS_FAIL}: sanity", {}
+                    return f"{STATUS_FAIL}: sanity", {}, {}
             except Exception as exc:  # a sanity error, or the check's own reason
-                return f"{STATUS_FAIL}: {first_line(exc)}", {}
+                return f"{STATUS_FAIL}: {first_line(exc)}", {}, {}
             try:
                 run_hooks(test, "pre_performance")
                 values = {name: (sn.evaluate(fn), getattr(fn, "unit", ""))
                           for name, fn in (test.perf_variables or {}).items()}
             except Exception as exc:
-                return f"{STATUS_FAIL}: performance: {first_line(exc)}", {}
-        return STATUS_PASS, values
+                return f"{STATUS_FAIL}: performance: {first_line(exc)}", {}, {}
+            return STATUS_PASS, values, inner_precision(test)
     finally:
         test._stagedir = saved
 
@@ -241,6 +258,9 @@ class NodeAcceptanceBase(rfm.RunOnlyRegressionTest, RunLock, DistributeScope):
     checks = variable(str, value="")
     #: {inner check: status} after the run (contract.NODE_CHECKS_FIELD), in the session report
     node_checks = variable(dict, value={}, loggable=True)
+    #: {"<inner check>:<variable>": its precision} (contract.PRECISION_FIELD): the inner checks' own
+    #: precision records (rfm.precision), as a check of its own reports them
+    precision = variable(dict, value={}, loggable=True)
     #: the inner checks' names in run order (set at setup)
     inner_names = variable(list, value=[], loggable=True)
     #: the job's time limit: None, the inner checks' own added up
@@ -301,7 +321,7 @@ class NodeAcceptanceBase(rfm.RunOnlyRegressionTest, RunLock, DistributeScope):
         """Each inner check's status and values (``node_checks``, ``inner_values``); True where the
         job ran its first inner check at all (else its sanity fails: nothing of it ran)."""
         done = statuses(os.path.join(self.stagedir, NODE_STATUS_FILE))
-        status, self.inner_values, ended = {}, {}, None
+        status, self.inner_values, precs, ended = {}, {}, {}, None
         for k, inner in enumerate(self.inners):
             if inner.test is None:
                 status[inner.name] = f"{STATUS_SKIP}: {inner.skip}"
@@ -310,9 +330,11 @@ class NodeAcceptanceBase(rfm.RunOnlyRegressionTest, RunLock, DistributeScope):
                 status[inner.name] = (f"{STATUS_NO_RESULT}: the node job ended before it (at {ended}: the node "
                                       "died or the job's time limit)")
             else:
-                status[inner.name], values = inner_result(inner.test, os.path.join(self.stagedir, "inner", str(k)))
+                status[inner.name], values, prec = inner_result(inner.test,
+                                                                os.path.join(self.stagedir, "inner", str(k)))
                 self.inner_values.update({f"{inner.name}{NODE_CHECK_SEP}{v}": val for v, val in values.items()})
-        self.node_checks = status
+                precs.update({f"{inner.name}{NODE_CHECK_SEP}{v}": p for v, p in prec.items()})
+        self.node_checks, self.precision = status, precs
         return bool(done)
 
     @run_before("performance")

@@ -103,7 +103,7 @@ def test_a_slow_latency_is_high_not_low(acc, tmp_path):
 
 def test_a_retest_selects_exactly_its_check():
     """ReFrame's -n: a space in the pattern matches nothing (the CI cluster's retest ran 0 checks)."""
-    from gpucomm.analysis.acceptance import name_filter
+    from gpucomm.analysis.retest import name_filter
     assert name_filter("PingPongCheck %method=host") == "^PingPongCheck%method=host"
     assert name_filter("MultiPingPongCheck %method=host %pairs=all") == "^MultiPingPongCheck%method=host%pairs=all"
     assert name_filter("NodeStateCheck") == "^NodeStateCheck$"

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 import sessions
-from gpucomm.analysis import acceptance, drift, drift_synthetic as ds, statcore as sc, tolerances
+from gpucomm.analysis import acceptance, drift, drift_synthetic as ds, retest, statcore as sc, tolerances
 from gpucomm.analysis.report import tables
 from gpucomm.constants import EXIT_BAD_INPUT, EXIT_OK, EXIT_REPORT_FAIL
 from test_acceptance import CHECK, NODES, case, lists, rows, session, values
@@ -28,7 +28,7 @@ from test_acceptance import CHECK, NODES, case, lists, rows, session, values
 def test_the_retest_keeps_the_reservation_and_the_distribute_state_in_either_spelling(cmdline, scope):
     """Old: the retest dropped every -J (a suspect inside the reservation is RESERVED: its retest
     pends for ever) and `--distribute all` became "unrecognized arguments: all"."""
-    cmd = acceptance.retest_command([cmdline], "nid004", [CHECK], "ci:cluster")
+    cmd = retest.retest_command([cmdline], "nid004", [CHECK], "ci:cluster")
     words = cmd.split()
     for w in scope:
         assert w in words, cmd

@@ -32,6 +32,9 @@ NODESTATE_CHECKS = ("NodeStateCheck",)
 NICPATH_CHECKS = ("NicPathCheck",)
 #: every GPU's own data paths (checks/datapaths.py), tested in tests/rfm/test_datapaths.py
 DATAPATH_CHECKS = ("DataPathsCheck",)
+#: the per-node acceptance job (checks/nodejob.py): only under --mode acceptance-node (its node_job),
+#: tested in tests/rfm/test_node_job_dry.py and tests/unit/test_node_job.py
+NODE_JOB_CHECKS = ("NodeAcceptanceCheck",)
 
 #: ``python -c _MAIN ARGS`` is ``reframe ARGS`` (with reframe_fast's cheaper stack walk)
 _MAIN = (f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); import reframe_fast; "

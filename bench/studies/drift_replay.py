@@ -29,8 +29,8 @@ import pandas as pd
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "src"))
 
-from gpucomm.analysis import drift, statcore as sc  # noqa: E402
-from gpucomm.analysis.report import drift_page, inputs  # noqa: E402
+from gpucomm.analysis import drift, inputs, statcore as sc  # noqa: E402
+from gpucomm.analysis.report import drift_page  # noqa: E402
 
 H200X2 = os.path.join(ROOT, "bench", "results", "2026-11-30-nvidia-h200-x2")
 STUDY = ("10-health", "12-health", "13-health-validation")

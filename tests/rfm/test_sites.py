@@ -26,6 +26,7 @@ from reframe_helpers import (
     INTERNODE_CHECKS,
     NATIVE_CHECKS,
     NICPATH_CHECKS,
+    NODE_JOB_CHECKS,
     NODESTATE_CHECKS,
     NOISE_CHECKS,
     PAIR_MATRIX_CHECKS,
@@ -216,7 +217,7 @@ def site_checks():
     health sweeps (test_health_mode_one_launch_per_operation)."""
     return [c for c in check_classes()
             if c not in INTERNODE_CHECKS + PAIR_MATRIX_CHECKS + HEALTH_CHECKS + NOISE_CHECKS + NICPATH_CHECKS
-            + DATAPATH_CHECKS]
+            + DATAPATH_CHECKS + NODE_JOB_CHECKS]
 
 
 def nodes_of(case):

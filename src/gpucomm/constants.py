@@ -63,6 +63,10 @@ class OperationDecl:
     #: the bandwidths of the records it writes under other names ({record op: formulas}: the
     #: pair matrix's pair-uni and pair-bidir)
     modes: tuple[tuple[str, Bandwidths], ...] = ()
+    #: where the paper measured it: (paper_reference.csv's operation, its figure inside a node,
+    #: its figure across nodes; None: not measured there); None: beyond the paper
+    #: (analysis.references writes the references of those figures)
+    paper: tuple[str, str | None, str | None] | None = None
 
 
 #: the methods, in the paper's order plus host MPI (the CPU stand-in and Fig. 7's baseline), then
@@ -103,18 +107,19 @@ AGGRESSOR = "aggressor"
 #: every GPU's own data paths: host <-> device over its link and its device memory (ops/datapaths.py)
 GPU_DATAPATHS = "gpu-datapaths"
 OPERATION_DECLS = (
-    OperationDecl(PINGPONG, "pingpong:PingPong", "message size (each way)"),
+    OperationDecl(PINGPONG, "pingpong:PingPong", "message size (each way)", paper=("pingpong", "fig3", None)),
     OperationDecl(BW, "bandwidth:Bandwidth", "message size (each message of the window)"),
     OperationDecl(MULTI_PINGPONG, "multipingpong:MultiPingPong", "message size per pair",
-                  bandwidths=Bandwidths(goodput=lambda s, n, p: s * p, bus=lambda n, p: p)),
+                  bandwidths=Bandwidths(goodput=lambda s, n, p: s * p, bus=lambda n, p: p),
+                  paper=("pingpong", None, "fig7")),
     OperationDecl(PAIR_MATRIX, "pairmatrix:PairMatrix", "message size per GPU pair (each way)", bandwidths=None,
                   modes=((PAIR_UNI, Bandwidths()), (PAIR_BIDIR, Bandwidths(goodput=lambda s, n, p: 2 * s)))),
     OperationDecl(ALLREDUCE, "allreduce:AllReduce", "buffer size per rank (the vector)", collective=True,
-                  bandwidths=Bandwidths(bus=lambda n, p: 2 * (n - 1) / n)),
+                  bandwidths=Bandwidths(bus=lambda n, p: 2 * (n - 1) / n), paper=("allreduce", "fig6", "fig10")),
     OperationDecl(ALLTOALL, "alltoall:AllToAll",
                   "block size per peer (each rank sends one block to every other rank)", collective=True,
                   bandwidths=Bandwidths(goodput=lambda s, n, p: s * (n - 1), buffer=lambda s, n, p: s * n,
-                                        bus=lambda n, p: (n - 1) / n)),
+                                        bus=lambda n, p: (n - 1) / n), paper=("alltoall", "fig5", "fig9")),
     OperationDecl(AGGRESSOR, "aggressor:Aggressor", bandwidths=None),
     OperationDecl(GPU_DATAPATHS, "datapaths:DataPaths", "copy size (each direction)", bandwidths=None),
 )

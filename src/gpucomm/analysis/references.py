@@ -49,7 +49,16 @@ from typing import Any
 
 import yaml
 
-from ..constants import METHOD_OF_PAPER, METHODS, PAPER_REFERENCES, PINGPONG
+from ..constants import (
+    ALLREDUCE,
+    ALLTOALL,
+    METHOD_OF_PAPER,
+    METHODS,
+    MULTI_PINGPONG,
+    OPERATION_DECLS,
+    PAPER_REFERENCES,
+    PINGPONG,
+)
 from ..contract import COLLECTIVE_PERF_POINTS, LATENCY, PERF_POINTS, SCALING_PERF_POINTS
 from ..metrics import busbw_GBps, busbw_is_goodput, goodput_GBps
 from .paper import paper_csv
@@ -58,15 +67,21 @@ from .paper import paper_csv
 METHOD_OF = METHOD_OF_PAPER
 #: system -> the partition the paper's nodes correspond to (config/systems/<system>.py)
 PARTITION_OF = {"alps": "alps:gh200", "leonardo": "leonardo:booster", "lumi": "lumi:standard-g"}
-#: check class -> (operation, single-node figure, multi-node figure or None)
-FIGURES = {
-    "PingPongCheck": ("pingpong", "fig3", None),
-    "AllToAllCheck": ("alltoall", "fig5", "fig9"),
-    "AllReduceCheck": ("allreduce", "fig6", "fig10"),
-    "MultiPingPongCheck": ("pingpong", None, "fig7"),
-    "AllToAllScalingCheck": ("alltoall", None, "fig9"),
-    "AllReduceScalingCheck": ("allreduce", None, "fig10"),
+#: check class -> (its operation, whether it runs inside a node, across nodes): the checks that
+#: reproduce a figure of the paper; the operation's declaration names the figures
+#: (constants.OPERATION_DECLS' ``paper``)
+CHECK_PLACES = {
+    "PingPongCheck": (PINGPONG, True, False),
+    "AllToAllCheck": (ALLTOALL, True, True),
+    "AllReduceCheck": (ALLREDUCE, True, True),
+    "MultiPingPongCheck": (MULTI_PINGPONG, False, True),
+    "AllToAllScalingCheck": (ALLTOALL, False, True),
+    "AllReduceScalingCheck": (ALLREDUCE, False, True),
 }
+_PAPER = {d.name: d.paper for d in OPERATION_DECLS if d.paper}
+#: check class -> (the paper's operation, single-node figure, multi-node figure or None)
+FIGURES = {check: (_PAPER[op][0], _PAPER[op][1] if inside else None, _PAPER[op][2] if across else None)
+           for check, (op, inside, across) in CHECK_PLACES.items()}
 #: checks without a figure of the paper: PairMatrixCheck's references are per pair class
 #: (gpucomm.rfm.pairmatrix), measured on the node class (local.yaml), not generated here;
 #: HealthCheck's points (8 B, 1 MiB, 64 MiB) are mostly sizes the paper did not measure: its

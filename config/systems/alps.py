@@ -86,7 +86,8 @@ VIEW = "/user-environment/env/default"
 PARTITION = os.environ.get("SBATCH_PARTITION") or "normal"
 MAX_NODES = {"debug": 2}
 #: the longest job per partition (rfm.plan refuses an acceptance over it before submitting): debug
-#: 30 min (above); normal 24 h (the same sinfo example; UNCONFIRMED per vCluster)
+#: 30 min (above); normal 24 h (cscs-docs:docs/running/slurm.md at 02609e6, "Normal partition": "The
+#: maximum time is usually set to 24 hours", its sinfo example 1-00:00:00; per vCluster `sinfo -p normal`)
 MAX_TIME = {"debug": "30m", "normal": "24h"}
 
 #: optional squashfs image of the payload venv, "IMAGE:MOUNTPOINT", mounted next to the uenv

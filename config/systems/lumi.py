@@ -69,7 +69,8 @@ CPU_MASKS = ["fe000000000000", "fe00000000000000", "fe0000", "fe000000",
 #: below dev-g's 3 h
 MAX_NODES = {"standard-g": 1024, "small-g": 4, "dev-g": 32}
 MAX_JOBS = {"dev-g": 2}
-#: the longest job per partition (lumi-ug partitions.md: standard-g 2 days, small-g 3 days, dev-g 3 h)
+#: the longest job per partition (lumi-userguide:docs/runjobs/scheduled-jobs/partitions.md at 0ff8fc9,
+#: "Max walltime": standard-g 2 days, small-g 3 days, dev-g 3 hours)
 MAX_TIME = {"standard-g": "48h", "small-g": "72h", "dev-g": "3h"}
 PARTITION = os.environ.get("SBATCH_PARTITION") or "standard-g"
 

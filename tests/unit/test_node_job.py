@@ -134,6 +134,34 @@ def test_inner_precision_is_the_inner_checks_own_record():
     assert inner_precision(Damaged()) == {} and inner_precision(object()) == {}
 
 
+def test_inner_failures_fail_the_job_in_sanity_only_where_performance_is_left_out(monkeypatch):
+    """--skip-performance-check leaves out the performance hook that fails a node job for its
+    inner checks: the sanity says the same reason then, and only then (values are kept otherwise)."""
+    from reframe.core.exceptions import SanityError
+
+    from gpucomm.rfm import nodejob
+
+    class Job:
+        node_checks: dict = {}
+
+        def __init__(self, status):
+            self.status = status
+
+        def judge_inner_checks(self):
+            self.node_checks = self.status
+            return True
+
+    bad = Job({PP: "pass", AR: "fail: sanity"})
+    assert nodejob.inner_failures(bad.status).startswith("1 of 2 inner checks failed")
+    assert nodejob.inner_failures({PP: "pass", AR: "skip: no GPU"}) == ""
+    monkeypatch.setattr(nodejob.sys, "argv", ["reframe", "-r"])
+    assert nodejob.judged(bad).evaluate() is True
+    monkeypatch.setattr(nodejob.sys, "argv", ["reframe", "-r", nodejob.SKIP_PERFORMANCE_OPTION])
+    with pytest.raises(SanityError, match="AllReduceCheck %method=host: fail: sanity"):
+        nodejob.judged(bad).evaluate()
+    assert nodejob.judged(Job({PP: "pass"})).evaluate() is True
+
+
 # -- the plan before submitting (rfm.plan) -------------------------------------------------------
 
 def test_plan_counts_jobs_node_hours_and_wall_time():

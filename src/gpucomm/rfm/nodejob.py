@@ -21,8 +21,9 @@ contract.PRECISION_FIELD, as rfm.precision reports a check's own), its status in
 contract.NODE_CHECKS_FIELD, in the session report).  A
 check that failed inside the job leaves the others reporting; an inner check without its status
 line (the node died, the job's time limit) is "no result", and so are those after it.  The job
-fails (after its perf variables are reported) where an inner check failed or has no result, naming
-them; ``gpucomm acceptance`` unfolds the job into its inner checks (analysis.inputs).
+fails (after its perf variables are reported; in its sanity where --skip-performance-check leaves
+the performance stage out) where an inner check failed or has no result, naming them; ``gpucomm
+acceptance`` unfolds the job into its inner checks (analysis.inputs).
 
 The job's time limit: the inner checks' own, added up (every one at its limit), unless ``-S
 NodeAcceptanceCheck.time_limit=...`` gives one; over the partition's longest job (extras['max_time'])
@@ -40,7 +41,7 @@ import reframe.utility.sanity as sn
 import reframe.utility.typecheck as typ
 from reframe.core.backends import getlauncher
 from reframe.core.builtins import run_after, run_before, sanity_function, variable
-from reframe.core.exceptions import ReframeError, SkipTestError
+from reframe.core.exceptions import ReframeError, SanityError, SkipTestError
 from reframe.utility import osext
 
 from ..contract import (
@@ -241,10 +242,37 @@ def inner_result(test, folder):
         test._stagedir = saved
 
 
+#: ReFrame's option that leaves out the performance stage (and its hooks): it has no setting or
+#: environment variable, so the node job reads it from the command line (performance_skipped)
+SKIP_PERFORMANCE_OPTION = "--skip-performance-check"
+
+
+def performance_skipped(argv=None):
+    """Whether this ReFrame process leaves out the performance stage (--skip-performance-check)."""
+    return SKIP_PERFORMANCE_OPTION in (sys.argv if argv is None else argv)
+
+
+def inner_failures(node_checks):
+    """The reason the node job fails, from its inner checks' statuses; '' where none failed."""
+    bad = {n: s for n, s in node_checks.items() if not s.startswith((STATUS_PASS, STATUS_SKIP))}
+    if not bad:
+        return ""
+    said = "; ".join(f"{n}: {s}" for n, s in list(bad.items())[:3])
+    return (f"{len(bad)} of {len(node_checks)} inner checks failed or gave no result "
+            f"({said}{'; ...' if len(bad) > 3 else ''})")
+
+
 @sn.deferrable
 def judged(test):
-    """The node job's sanity, evaluated after its run (never in a dry run)."""
-    return test.judge_inner_checks()
+    """The node job's sanity, evaluated after its run (never in a dry run): the job ran its first
+    inner check; where the performance stage is left out (--skip-performance-check), its inner
+    checks' failures fail it here, as the performance hook would (no values are reported then)."""
+    ran = test.judge_inner_checks()
+    if ran and performance_skipped():
+        reason = inner_failures(test.node_checks)
+        if reason:
+            raise SanityError(reason)
+    return ran
 
 
 class NodeAcceptanceBase(rfm.RunOnlyRegressionTest, RunLock, DistributeScope):
@@ -344,9 +372,7 @@ class NodeAcceptanceBase(rfm.RunOnlyRegressionTest, RunLock, DistributeScope):
 
     @run_after("performance")
     def fail_for_inner_checks(self):
-        bad = {n: s for n, s in self.node_checks.items() if not s.startswith((STATUS_PASS, STATUS_SKIP))}
-        if bad:
-            said = "; ".join(f"{n}: {s}" for n, s in list(bad.items())[:3])
-            raise ReframeError(f"{len(bad)} of {len(self.node_checks)} inner checks failed or gave no result "
-                               f"({said}{'; ...' if len(bad) > 3 else ''}); the others' values are reported")
+        reason = inner_failures(self.node_checks)
+        if reason:
+            raise ReframeError(f"{reason}; the others' values are reported")
 

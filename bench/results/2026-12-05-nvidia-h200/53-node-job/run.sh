@@ -9,11 +9,13 @@
 # each judged by `gpucomm acceptance` (exit code, lists): the slow session should drain ggn3 alone,
 # naming the inner check(s). Everything into OUT/run.log.
 # From the repository root, as root, .whl/ and .deb/ carried (bench/download-wheels.sh):
-#   bash bench/results/2026-12-05-nvidia-h200/53-node-job/run.sh OUT
+#   [LIMIT=S] [REPEAT=5] [MAX_JOBS=4] bash bench/results/2026-12-05-nvidia-h200/53-node-job/run.sh OUT
+# (MAX_JOBS=1: one node job at a time, so the namespace nodes, which share one machine, do not
+# run different checks side by side as separate nodes never would)
 set -uo pipefail
 OUT=${1:?OUT}; mkdir -p "$OUT"; OUT=$(cd "$OUT" && pwd); export OUT
 exec > >(tee -a "$OUT/run.log") 2>&1
-LIMIT=${LIMIT:-170}
+LIMIT=${LIMIT:-170} REPEAT=${REPEAT:-5} MAX_JOBS=${MAX_JOBS:-4}
 T0=$SECONDS
 phase() { echo; echo "=== $* (t=$((SECONDS - T0)) s, $(date -u +%H:%M:%S) UTC)"; }
 phase "device-env, up"
@@ -29,10 +31,10 @@ eval "$(bash bench/gpu-cluster.sh env)"
 CHECKS='^(PingPongCheck|AllReduceCheck)%method=host$'
 session() {  # session NAME [ENV=VALUE...]: one node-job session, its report, log and summary
     local name=$1 s=$SECONDS rc=0; shift
-    phase "$name: --mode acceptance-node --distribute=all --repeat=5, 4 jobs at once ${*:-}"
-    env "$@" GPUCOMM_GPUCLUSTER_MAX_JOBS=4 timeout -s INT -k 15 "$LIMIT" \
+    phase "$name: --mode acceptance-node --distribute=all --repeat=$REPEAT, $MAX_JOBS job(s) at once ${*:-}"
+    env "$@" GPUCOMM_GPUCLUSTER_MAX_JOBS="$MAX_JOBS" timeout -s INT -k 15 "$LIMIT" \
         python3 "$(command -v reframe)" -C config/settings.py --system gpucluster:gpu -c checks/ \
-        --mode acceptance-node --distribute=all --repeat=5 -S "NodeAcceptanceCheck.checks=$CHECKS" \
+        --mode acceptance-node --distribute=all --repeat="$REPEAT" -S "NodeAcceptanceCheck.checks=$CHECKS" \
         -S sizes=8,1M,64M -r --prefix "$OUT/rfm-$name" --report-file "$OUT/$name.json" \
         >"$OUT/$name.log" 2>&1 || rc=$?
     echo "session $name: rc=$rc wall=$((SECONDS - s)) s"

@@ -12,8 +12,10 @@ SESSIONS=${2:-4} A2A=${3:-100} BUDGET=${4:-400}
 T0=$SECONDS
 phase() { echo; echo "=== $* (t=$((SECONDS - T0)) s, $(date -u +%H:%M:%S) UTC)"; }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-phase "all-to-all (run2.sh)"
-timeout -k 5 $((A2A + 40)) bash bench/results/2026-12-05-nvidia-h200/52-ipc-device-driven/run2.sh "$OUT/a2a" 10 "$A2A" 2>&1 | tail -n 60
+if [ "$A2A" -gt 0 ]; then  # A2A_BUDGET_S=0: health sessions only
+    phase "all-to-all (run2.sh)"
+    timeout -k 5 $((A2A + 40)) bash bench/results/2026-12-05-nvidia-h200/52-ipc-device-driven/run2.sh "$OUT/a2a" 10 "$A2A" 2>&1 | tail -n 60
+fi
 phase "device-env"
 # shellcheck source=../../../device-env.sh
 source bench/device-env.sh >"$OUT/device-env.log" 2>&1 ||
@@ -53,5 +55,5 @@ for path in sorted(glob.glob(f"{sys.argv[1]}/nights/s*/report.json")):
 for r in rows:
     print(*r, sep="\t")
 PY
-tar czf "$OUT/sessions.tgz" -C "$OUT" nights a2a $(cd "$OUT" && ls s*.log) 2>/dev/null
+tar czf "$OUT/sessions.tgz" -C "$OUT" nights $(cd "$OUT" && ls -d a2a 2>/dev/null) $(cd "$OUT" && ls s*.log) 2>/dev/null
 phase "done"

@@ -35,3 +35,23 @@ def test_no_precision_is_unknown():
     assert precision_in_unit(native, LATENCY, "us") is None
     one = dict(RECORD, **{PRECISION_FIELD: dict(RECORD[PRECISION_FIELD], block_spread=None)})
     assert precision_in_unit(one, LATENCY, "us")["block_spread"] is None
+
+
+def test_a_data_path_value_carries_its_records_precision():
+    """rfm.datapaths.case_record: a GPU alone, its own record; every GPU at once, the case's
+    record with that GPU's goodput, its interval in proportion (the slowest GPU's is the case's)."""
+    from gpucomm.rfm.datapaths import case_record
+
+    prec = RECORD[PRECISION_FIELD]
+    alone = [{**RECORD, "path": "h2d-ce", "numa": "near", "scope": "single", "gpu": g, "goodput_GBps": v}
+             for g, v in ((0, 50.0), (1, 40.0))]
+    together = {**RECORD, "path": "h2d-ce", "numa": "near", "scope": "all", "goodput_GBps": 30.0,
+                "gpu_results": [{"gpu": 0, "goodput_GBps": 35.0}, {"gpu": 1, "goodput_GBps": 30.0}]}
+    records = alone + [together]
+    assert case_record(records, 1 << 20, "h2d-ce", "near", "single", 0) is alone[0]
+    assert case_record(records, 1 << 20, "h2d-ce", "near", "single", None) is alone[1]   # the slowest
+    gpu0 = case_record(records, 1 << 20, "h2d-ce", "near", "all", 0)
+    assert gpu0["goodput_GBps"] == 35.0 and gpu0[PRECISION_FIELD] is prec
+    p = precision_in_unit(gpu0, "goodput_GBps", "GB/s")
+    assert p["ci95"] == pytest.approx([35.0 * 100 / 104, 35.0 * 100 / 98])
+    assert case_record(records, 1 << 20, "h2d-ce", "near", "all", None)["goodput_GBps"] == 30.0

@@ -70,23 +70,30 @@ def every_case_ok(stdout, want):
     return True
 
 
-@sn.deferrable
-def case_value(stdout, size, path, numa, scope, gpu):
-    """One GPU's goodput (GB/s) of one record kind; gpu None: the slowest GPU's."""
+def case_record(records, size, path, numa, scope, gpu):
+    """The record of one GPU's value of one record kind (gpu None: the slowest GPU's) as
+    (record, its goodput in GB/s): a GPU alone, its own record; every GPU at once, the case's
+    record with that GPU's goodput (its ``gpu_results`` entry) in place of the case's."""
     found = []
-    for rec in read_records(stdout):
+    for rec in records:
         if rec["size"] != size or rec["path"] != path or rec["scope"] != scope:
             continue
         if path != DATAPATH_LOCAL and rec["numa"] != numa:
             continue
         if scope == "single":
-            found.append((rec["gpu"], rec["goodput_GBps"]))
+            found.append((rec["gpu"], rec))
         else:
-            found += [(g["gpu"], g["goodput_GBps"]) for g in rec["gpu_results"]]
-    values = [v for g, v in found if gpu is None or g == gpu]
-    if not values:
+            found += [(g["gpu"], {**rec, "goodput_GBps": g["goodput_GBps"]}) for g in rec["gpu_results"]]
+    mine = [r for g, r in found if gpu is None or g == gpu]
+    if not mine:
         raise SanityError(f"no {path} {numa} {scope} record of GPU {gpu} at {size} B")
-    return min(values)
+    return min(mine, key=lambda r: r["goodput_GBps"])
+
+
+@sn.deferrable
+def case_value(stdout, size, path, numa, scope, gpu):
+    """One GPU's goodput (GB/s) of one record kind; gpu None: the slowest GPU's."""
+    return case_record(read_records(stdout), size, path, numa, scope, gpu)["goodput_GBps"]
 
 
 class DataPathsBase(GpucommCheck):
@@ -215,10 +222,10 @@ class DataPathsBase(GpucommCheck):
         entry = (read_references(path).get(type(self).__name__) or {}).get(self.class_name()) or {}
         return {k: v for k, v in entry.items() if not k.startswith("$")}
 
-    def perf_plan(self, gpus=()):
-        """[(name, base, deferred value, unit)] for the GPUs ``gpus`` ([(index, bus id)], from the
-        results' meta; none before the run: the bases alone, with the slowest)."""
-        swept, out, stdout = set(self.size_list), [], str(self.stdout)
+    def perf_cases(self, gpus=()):
+        """[(name, base, (size, path, numa, scope, gpu))] for the GPUs ``gpus`` ([(index, bus
+        id)], from the results' meta; none before the run: the bases alone, with the slowest)."""
+        swept, out = set(self.size_list), []
         n = self.num_tasks
         for size in sorted(swept & set(parse_sizes(self.perf_sizes))):
             label = size_label(size)
@@ -230,10 +237,25 @@ class DataPathsBase(GpucommCheck):
                 for numa, scope in kinds:
                     base = var_base(path, numa, scope, label)
                     for gpu, bus in gpus:
-                        out.append((f"{base}_{gpu_name(gpu, bus)}", base,
-                                    case_value(stdout, size, path, numa, scope, gpu), "GB/s"))
-                    out.append((f"{base}_slowest", base, case_value(stdout, size, path, numa, scope, None),
-                                "GB/s"))
+                        out.append((f"{base}_{gpu_name(gpu, bus)}", base, (size, path, numa, scope, gpu)))
+                    out.append((f"{base}_slowest", base, (size, path, numa, scope, None)))
+        return out
+
+    def perf_plan(self, gpus=()):
+        """[(name, base, deferred value, unit)] (perf_cases)."""
+        stdout = str(self.stdout)
+        return [(name, base, case_value(stdout, *case), "GB/s") for name, base, case in self.perf_cases(gpus)]
+
+    def precision_records(self):
+        """Each perf variable's record (rfm.precision): a GPU alone, its own; every GPU at once,
+        the case's (its samples are the slowest GPU's time per sample), in proportion to that
+        GPU's goodput."""
+        records, out = read_records(os.path.join(self.stagedir, str(self.stdout))), {}
+        for name, _, case in self.perf_cases(self.run_gpus()):
+            try:
+                out[name] = (case_record(records, *case), "goodput_GBps", "GB/s")
+            except SanityError:  # no such record: its precision unknown (the sanity says why)
+                continue
         return out
 
     def missing_reference(self):

@@ -9,9 +9,11 @@
 # each judged by `gpucomm acceptance` (exit code, lists): the slow session should drain ggn3 alone,
 # naming the inner check(s). Everything into OUT/run.log.
 # From the repository root, as root, .whl/ and .deb/ carried (bench/download-wheels.sh):
-#   [LIMIT=S] [REPEAT=5] [MAX_JOBS=4] bash bench/results/2026-12-05-nvidia-h200/53-node-job/run.sh OUT
+#   [LIMIT=S] [REPEAT=5] [MAX_JOBS=4] [CHECKS=REGEX] [SIZES=LIST] bash bench/results/2026-12-05-nvidia-h200/53-node-job/run.sh OUT
 # (MAX_JOBS=1: one node job at a time, so the namespace nodes, which share one machine, do not
-# run different checks side by side as separate nodes never would)
+# run different checks side by side as separate nodes never would; CHECKS: the node job's inner
+# checks, NodeAcceptanceCheck.checks, e.g. '^DataPathsCheck' (device-driven copies, one GPU a node);
+# SIZES: -S sizes)
 set -uo pipefail
 OUT=${1:?OUT}; mkdir -p "$OUT"; OUT=$(cd "$OUT" && pwd); export OUT
 exec > >(tee -a "$OUT/run.log") 2>&1
@@ -28,14 +30,14 @@ git log -1 --format='commit %H' 2>/dev/null || true
 trap 'phase down; bash bench/gpu-cluster.sh down >"$OUT/down.out" 2>&1; tail -n 1 "$OUT/down.out"' EXIT
 bash bench/gpu-cluster.sh up --nodes 4 >"$OUT/up.out" 2>&1 || { echo "up failed"; tail -n 30 "$OUT/up.out"; exit 1; }
 eval "$(bash bench/gpu-cluster.sh env)"
-CHECKS='^(PingPongCheck|AllReduceCheck)%method=host$'
+CHECKS=${CHECKS:-'^(PingPongCheck|AllReduceCheck)%method=host$'} SIZES=${SIZES:-8,1M,64M}
 session() {  # session NAME [ENV=VALUE...]: one node-job session, its report, log and summary
     local name=$1 s=$SECONDS rc=0; shift
-    phase "$name: --mode acceptance-node --distribute=all --repeat=$REPEAT, $MAX_JOBS job(s) at once ${*:-}"
+    phase "$name: --mode acceptance-node --distribute=all --repeat=$REPEAT, $MAX_JOBS job(s) at once, checks $CHECKS, sizes $SIZES ${*:-}"
     env "$@" GPUCOMM_GPUCLUSTER_MAX_JOBS="$MAX_JOBS" timeout -s INT -k 15 "$LIMIT" \
         python3 "$(command -v reframe)" -C config/settings.py --system gpucluster:gpu -c checks/ \
         --mode acceptance-node --distribute=all --repeat="$REPEAT" -S "NodeAcceptanceCheck.checks=$CHECKS" \
-        -S sizes=8,1M,64M -r --prefix "$OUT/rfm-$name" --report-file "$OUT/$name.json" \
+        -S sizes="$SIZES" -r --prefix "$OUT/rfm-$name" --report-file "$OUT/$name.json" \
         >"$OUT/$name.log" 2>&1 || rc=$?
     echo "session $name: rc=$rc wall=$((SECONDS - s)) s"
     grep -aE "acceptance plan|PASSED|FAILED" "$OUT/$name.log" | tail -n 3

@@ -9,7 +9,7 @@
 # each judged by `gpucomm acceptance` (exit code, lists): the slow session should drain ggn3 alone,
 # naming the inner check(s). Everything into OUT/run.log.
 # From the repository root, as root, .whl/ and .deb/ carried (bench/download-wheels.sh):
-#   [LIMIT=S] [REPEAT=5] [MAX_JOBS=4] [CHECKS=REGEX] [SIZES=LIST] bash bench/results/2026-12-05-nvidia-h200/53-node-job/run.sh OUT
+#   [LIMIT=S] [REPEAT=5] [MAX_JOBS=4] [CHECKS=REGEX] [SIZES=LIST] [SESSIONS='healthy slow-ggn3'] bash bench/results/2026-12-05-nvidia-h200/53-node-job/run.sh OUT
 # (MAX_JOBS=1: one node job at a time, so the namespace nodes, which share one machine, do not
 # run different checks side by side as separate nodes never would; CHECKS: the node job's inner
 # checks, NodeAcceptanceCheck.checks, e.g. '^DataPathsCheck' (device-driven copies, one GPU a node);
@@ -57,8 +57,12 @@ verdict() {  # verdict NAME SESSION...: gpucomm acceptance, its exit code and li
     python3 -m gpucomm acceptance "$@" --out "$OUT/verdict-$name" >"$OUT/verdict-$name.out" 2>&1 || rc=$?
     echo "verdict $name: exit $rc"; sed 's/^/  /' "$OUT/verdict-$name.out" | head -n 30
 }
-session node-job-healthy
-verdict healthy "$OUT/node-job-healthy.json"
-session node-job-slow-ggn3 GPUCOMM_TEST_SLOW_NODE=ggn3:1.1
-verdict slow-ggn3 "$OUT/node-job-slow-ggn3.json"
+for which in ${SESSIONS:-healthy slow-ggn3}; do
+    case $which in
+        healthy) session node-job-healthy; verdict healthy "$OUT/node-job-healthy.json" ;;
+        slow-ggn3) session node-job-slow-ggn3 GPUCOMM_TEST_SLOW_NODE=ggn3:1.1
+                   verdict slow-ggn3 "$OUT/node-job-slow-ggn3.json" ;;
+        *) echo "SESSIONS: $which? (healthy, slow-ggn3)"; exit 2 ;;
+    esac
+done
 phase done

@@ -48,9 +48,11 @@ def test_the_named_host_is_factor_times_slower_in_latency_and_bandwidth(mpirun, 
     run, slow_meta, slow = _run(mpirun, tmp_path, "slow", {TEST_SLOW_NODE: f"{HERE}:20"})
     assert "test_hook" not in meta and "TEST HOOK ACTIVE" in run.stdout
     assert slow_meta["test_hook"].startswith(f"{TEST_SLOW_NODE}={HERE}:20: every timed sample on {HERE} 20x")
-    for size in (8, 65536):  # 20x by construction; 5x leaves the loaded machine's noise room
-        assert slow[size]["time_us"]["median"] > 5 * base[size]["time_us"]["median"], (size, base, slow)
-        assert slow[size]["goodput_GBps"] < base[size]["goodput_GBps"] / 5
+    # 20x by construction; against the base run's best sample (a loaded CI machine once made the
+    # base run's median 5x its usual 8 B latency), and 5x leaves the noise room
+    for size in (8, 65536):
+        assert slow[size]["time_us"]["median"] > 5 * base[size]["time_us"]["min"], (size, base, slow)
+        assert slow[size]["goodput_GBps"] < base[size]["goodput_GBps_best"] / 5
         assert slow[size]["validated"]
 
 

@@ -171,3 +171,19 @@ def test_one_job_at_a_time_unless_asked_for_more(monkeypatch):
     monkeypatch.setenv("GPUCOMM_GPUCLUSTER_MAX_JOBS", "4")  # an acceptance's per-node jobs at once
     parts = runpy.run_path(str(CONFIG))["site_configuration"]["systems"][0]["partitions"]
     assert {p["max_jobs"] for p in parts} == {4}
+
+
+def test_datapaths_at_its_perf_size_sets_up_without_a_system_reference_file(tmp_path):
+    """The cluster has no config/references/gpucluster.yaml, but its node class has data-path
+    references: at the size with perf variables (256M) DataPathsCheck judges by them, and its set-up
+    no longer reads the missing system file (it failed every node job of the device's 53 run so:
+    'stat: path should be string ... not NoneType')."""
+    from reframe_helpers import reframe
+    state = cluster_state(tmp_path / "state")
+    report = tmp_path / "report.json"
+    out = reframe("--system", "gpucluster:gpu", "-c", "checks/datapaths.py", "-S", "sizes=256M", "--dry-run",
+                  "--prefix", tmp_path / "rfm", "--report-file", report,
+                  env=clean_env(GPUCOMM_GPUCLUSTER_DIR=state))
+    (case,) = report_cases(report)
+    assert case["result"] == "pass", (case["fail_reason"], out.stdout[-2000:])
+    assert "no reference" not in case["descr"], case["descr"]

@@ -432,8 +432,9 @@ class GpucommCheck(rfm.RunOnlyRegressionTest, SiteOptions, MultiNode, RunLock, W
             self.reference = information_only(read_references(path).get(type(self).__name__) or {})
 
     def references_judge(self, path):
-        """Whether the references of ``path`` judge this run (see set_references)."""
-        paper = read_references(path).get(PAPER_REFERENCES) or []
+        """Whether the references of ``path`` judge this run (see set_references); with no
+        system file (None), nothing in it is the paper's: a check's own references judge."""
+        paper = (read_references(path).get(PAPER_REFERENCES) or []) if path else []
         return self.paper_tuning or type(self).__name__ not in paper
 
     def reference_index(self):

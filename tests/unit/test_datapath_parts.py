@@ -127,3 +127,16 @@ def test_perf_values_from_the_records(tmp_path):
     assert every_case_ok(str(out), 3).evaluate()
     with pytest.raises(Exception, match="2 of 4 cases|3 of 4 cases"):
         every_case_ok(str(out), 4).evaluate()
+
+
+def test_one_gpu_has_no_slowest_variable_copying_its_own():
+    from types import SimpleNamespace
+
+    from gpucomm.rfm.datapaths import DataPathsBase
+    for n, gpus in ((1, [(0, "0000:06:00.0")]), (2, [(0, "0000:06:00.0"), (1, "0000:07:00.0")])):
+        check = SimpleNamespace(size_list=[256 << 20], perf_sizes="256M", num_tasks=n,
+                                path_list=lambda: ["h2d-ce"], numa_labels=lambda: ["near"])
+        names = [name for name, _, _ in DataPathsBase.perf_cases(check, gpus)]
+        slowest = [name for name in names if name.endswith("_slowest")]
+        assert slowest == ([] if n == 1 else ["h2d_ce_256MiB_slowest", "h2d_ce_all_256MiB_slowest"]), names
+        assert "h2d_ce_256MiB_gpu0_0000-06-00.0" in names

@@ -10,7 +10,8 @@ bus id (``gpuG_BUS``, the bus id's ':' written '-'):
 * ``P_L_gpuG_BUS``: the GPU alone, host memory on its own NUMA node (goodput: S/t; bidir 2S/t);
 * ``P_far_L_gpuG_BUS``: the same from the farthest NUMA node (``host_numa`` both or far);
 * ``P_all_L_gpuG_BUS``: every GPU of the node at once (two GPUs or more);
-* ``P_L_slowest`` (``P_far_L_slowest``, ``P_all_L_slowest``): the node's slowest GPU.
+* ``P_L_slowest`` (``P_far_L_slowest``, ``P_all_L_slowest``): the node's slowest GPU (two GPUs or
+  more: with one, it would copy that GPU's variable and weigh twice in a verdict).
 
 References: config/references/datapaths.yaml (``references_file``) by node class (the
 partition's in config/nodeclasses.py, ``-S node_class=NAME`` overrides), under the base names
@@ -238,7 +239,8 @@ class DataPathsBase(GpucommCheck):
                     base = var_base(path, numa, scope, label)
                     for gpu, bus in gpus:
                         out.append((f"{base}_{gpu_name(gpu, bus)}", base, (size, path, numa, scope, gpu)))
-                    out.append((f"{base}_slowest", base, (size, path, numa, scope, None)))
+                    if len(gpus) != 1:  # one GPU: its own variable says it all
+                        out.append((f"{base}_slowest", base, (size, path, numa, scope, None)))
         return out
 
     def perf_plan(self, gpus=()):

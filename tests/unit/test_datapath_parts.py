@@ -140,3 +140,14 @@ def test_one_gpu_has_no_slowest_variable_copying_its_own():
         slowest = [name for name in names if name.endswith("_slowest")]
         assert slowest == ([] if n == 1 else ["h2d_ce_256MiB_slowest", "h2d_ce_all_256MiB_slowest"]), names
         assert "h2d_ce_256MiB_gpu0_0000-06-00.0" in names
+
+
+def test_sizes_without_a_perf_size_report_the_largest_swept():
+    # -S sizes=1M,64M with perf_sizes 256M: the 64 MiB values, not a pass that reported nothing
+    from types import SimpleNamespace
+
+    from gpucomm.rfm.datapaths import DataPathsBase
+    check = SimpleNamespace(size_list=[1 << 20, 64 << 20], perf_sizes="256M", num_tasks=1,
+                            path_list=lambda: ["d2h-ce"], numa_labels=lambda: ["near"])
+    names = [name for name, _, _ in DataPathsBase.perf_cases(check, [(0, "0000:06:00.0")])]
+    assert names == ["d2h_ce_64MiB_gpu0_0000-06-00.0"]

@@ -3,7 +3,8 @@
 
 Selected on every gpucomm partition: on one without GPUs it is a SKIP naming what is missing
 (rfm.availability, the staging method's needs: a GPU partition, MPI and CuPy); one GPU is
-enough.  Perf variables (GB/s) at each swept size of ``perf_sizes`` (label L), per path P
+enough.  Perf variables (GB/s) at each swept size of ``perf_sizes`` (where ``-S sizes`` sweeps
+none of them: the largest swept size; label L), per path P
 (constants.DATAPATHS, '-' written '_': h2d_ce, ..., local_ce), per GPU named by index and PCI
 bus id (``gpuG_BUS``, the bus id's ':' written '-'):
 
@@ -228,7 +229,8 @@ class DataPathsBase(GpucommCheck):
         id)], from the results' meta; none before the run: the bases alone, with the slowest)."""
         swept, out = set(self.size_list), []
         n = self.num_tasks
-        for size in sorted(swept & set(parse_sizes(self.perf_sizes))):
+        # none of perf_sizes swept (-S sizes=1M,64M): the largest swept size, not a run of no values
+        for size in sorted(swept & set(parse_sizes(self.perf_sizes))) or sorted(swept)[-1:]:
             label = size_label(size)
             for path in self.path_list():
                 kinds = [("device", "single")] if path == DATAPATH_LOCAL else \

@@ -148,6 +148,12 @@ def judge_series(s: Series, m_of: Sequence[int], alpha: float = ALPHA_NIGHT,
     variables on night i): one row per night (status, rule, value, centre, change, z, bounds,
     CUSUM, history length).  ``min_loss``: the practical floor below which no night is flagged
     (None: statcore.MIN_LOSS of the variable's kind)."""
+    return _in_units(pd.DataFrame(_judge_rows(s, m_of, alpha, min_loss)), s)
+
+
+def _judge_rows(s: Series, m_of: Sequence[int], alpha: float = ALPHA_NIGHT,
+                min_loss: float | None = None) -> list[dict[str, Any]]:
+    """judge_series's rows as dicts, before _in_units (judge_measurements builds one table a node)."""
     if min_loss is None:
         min_loss = sc.min_loss(s.unit, s.sign) if s.sign else 0.0
     n_nights = len(s.nights)
@@ -179,23 +185,27 @@ def judge_series(s: Series, m_of: Sequence[int], alpha: float = ALPHA_NIGHT,
         watched = bool(row.get("beyond2")) and np.isfinite(row["z"]) and row["z"] > row["b2"]
         usable[t] = bool(s.healthy[t]) and len(b) > 0 and row["status"] in ("ok", "blind", "new") and not watched
         rows.append(row)
-    return _in_units(pd.DataFrame(rows), s)
+    return rows
 
 
 def _in_units(out: pd.DataFrame, s: Series) -> pd.DataFrame:
     """The table's values back in the variable's unit (a score's stay z), its change and loss."""
-    sign = s.sign or (sc.worse_sign(s.unit) if s.unit != SCORE_VAR else 0)
-    if sign:
-        out["value"] = np.exp(sign * out["value_bad"])
-        out["median"] = np.exp(sign * out["median_bad"])
+    return _units(out, s.sign or (sc.worse_sign(s.unit) if s.unit != SCORE_VAR else 0))
+
+
+def _units(out: pd.DataFrame, sign: Any) -> pd.DataFrame:
+    """``out``'s value, median, change and loss from its badness (``sign``: each row's worse sign,
+    or one for all; 0: a score, in its own units)."""
+    sign = np.broadcast_to(np.asarray(sign, dtype=float), (len(out),))
+    has = sign != 0
+    vb, mb = out["value_bad"].to_numpy(dtype=float), out["median_bad"].to_numpy(dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        value = np.where(has, np.exp(sign * vb), vb)
+        median = np.where(has, np.exp(sign * mb), mb)
         # the change of the value itself (a latency +67 %, a bandwidth -5 %); ``loss`` in performance terms
-        out["change"] = out["value"] / out["median"] - 1
-        out["loss"] = sc.shift_to_loss(out["value_bad"] - out["median_bad"])
-    else:
-        out["value"], out["median"] = out["value_bad"], out["median_bad"]
-        out["change"] = out["value"] - out["median"]
-        out["loss"] = np.nan
-    return out
+        change = np.where(has, value / median - 1, value - median)
+        loss = np.where(has, sc.shift_to_loss(vb - mb), np.nan)
+    return out.assign(value=value, median=median, change=change, loss=loss)
 
 
 def _run_var(s: Series, t: int) -> float:
@@ -347,15 +357,23 @@ def _score_history(node_table: pd.DataFrame, t: int) -> dict[int, float]:
     bad = set(node_table.loc[(node_table["night"] < t) & node_table["status"].isin(["FAIL", "suspect"]), "night"])
     usable = usable[~usable["night"].isin(bad)]
     zs: dict[int, list[float]] = {}
-    for _, g in usable.groupby(["test", "var"]):
-        v = g.set_index("night")["value_bad"].astype(float).dropna()
-        if len(v) < MIN_NIGHTS:
+    if usable["night"].nunique() < MIN_NIGHTS:  # no variable has the nights: score_series judges nothing
+        return {}
+    u = usable.sort_values(["test", "var"], kind="stable")  # each variable's nights in their order
+    test, var = u["test"].to_numpy(), u["var"].to_numpy()
+    values, nights = u["value_bad"].to_numpy(dtype=float), u["night"].to_numpy(dtype=int)
+    starts = np.flatnonzero(np.r_[True, (test[1:] != test[:-1]) | (var[1:] != var[:-1])])
+    for i, j in zip(starts, np.r_[starts[1:], len(test)]):
+        ok = ~np.isnan(values[i:j])
+        v, nv = values[i:j][ok], nights[i:j][ok]
+        n = len(v)
+        if n < MIN_NIGHTS:
             continue
-        for night in v.index:
-            others = v.drop(night).to_numpy()
-            sd = max(float(np.std(others, ddof=1)), sc.FLOOR)
-            z = (v[night] - float(sc.location(others))) / (sd * math.sqrt(1 + 1 / len(others)))
-            zs.setdefault(int(night), []).append(float(np.clip(z, -sc.CLIP, sc.CLIP)))
+        others = np.broadcast_to(v, (n, n))[~np.eye(n, dtype=bool)].reshape(n, n - 1)  # row r: all but night r
+        sd = np.maximum(np.std(others, axis=1, ddof=1), sc.FLOOR)
+        z = (v - sc.location(others)) / (sd * math.sqrt(1 + 1 / (n - 1)))
+        for night, zz in zip(nv, np.clip(z, -sc.CLIP, sc.CLIP)):
+            zs.setdefault(int(night), []).append(float(zz))
     return {n: float(np.mean(z)) for n, z in sorted(zs.items()) if len(z) >= 2}
 
 
@@ -396,33 +414,74 @@ def _sign_or_note(unit: str, lower: Any, upper: Any, nkey: tuple, vkey: tuple, n
         return None
 
 
-def _variable_nights(nkey: tuple, vkey: tuple, var_df: pd.DataFrame, healthy: pd.Series, m_of: pd.Series,
-                     alpha: float, notes: list) -> pd.DataFrame | None:
-    """One variable's nights of one node judged (judge_series), keyed; None where its direction
-    is unknown (a note says so)."""
-    unit = str(var_df["unit"].iloc[0])
-    lower, upper = (var_df[c].iloc[0] if c in var_df else None for c in ("lower", "upper"))
+def _variable_nights(nkey: tuple, vkey: tuple, cols: dict, healthy: np.ndarray, m_of: np.ndarray,
+                     alpha: float, notes: list) -> list[dict[str, Any]] | None:
+    """One variable's nights of one node judged (judge_series's rows, keyed, before _units; each
+    with its worse sign as ``_sign``); None where its direction is unknown (a note says so).
+    ``cols``: the variable's rows as arrays (night, value, time, session, current, rel_se, unit,
+    lower, upper), in night order."""
+    unit = str(cols["unit"][0])
+    lower, upper = (cols[c][0] if c in cols else None for c in ("lower", "upper"))
     sign = _sign_or_note(unit, lower, upper, nkey, vkey, notes)
     if sign is None:
         return None
     s = Series(key=nkey + vkey, unit=unit, sign=sign)
-    nights = sorted(var_df["night"].unique())
-    by_night = {n: g for n, g in var_df.groupby("night")}
-    for n in nights:
-        g = by_night[n]
-        s.nights.append(sc.badness(g["value"].to_numpy(dtype=float), sign))
-        s.times.append(float(g["time"].min()))
-        s.healthy.append(bool(healthy[n]))
-        s.sessions.append(str(g["session"].iloc[0]))
-        s.current.append(bool(g["current"].any()) if "current" in g else True)
-        s.run_se.append(pd.to_numeric(g["rel_se"], errors="coerce").to_numpy(dtype=float) if "rel_se" in g
-                        else np.full(len(g), np.nan))
-    res = judge_series(s, [int(m_of[n]) for n in nights], alpha)
-    res["night"] = nights
-    for col, v in zip(VAR_KEY, s.key):
-        res[col] = v
-    res["unit"] = unit
-    return res
+    night = cols["night"]
+    starts = np.flatnonzero(np.r_[True, night[1:] != night[:-1]])
+    nights = [int(n) for n in night[starts]]
+    for i, j in zip(starts, np.r_[starts[1:], len(night)]):
+        s.nights.append(sc.badness(cols["value"][i:j], sign))
+        s.times.append(float(cols["time"][i:j].min()))
+        s.healthy.append(bool(healthy[night[i]]))
+        s.sessions.append(str(cols["session"][i]))
+        s.current.append(bool(cols["current"][i:j].any()))
+        s.run_se.append(cols["rel_se"][i:j])
+    rows = _judge_rows(s, [int(m_of[n]) for n in nights], alpha)
+    keys = dict(zip(VAR_KEY, s.key))
+    for row, n in zip(rows, nights):
+        row.update(night=n, **keys, unit=unit, _sign=sign)
+    return rows
+
+
+def _columns(node_df: pd.DataFrame) -> dict:
+    """The node's rows as arrays, by (test, var, night) in a stable order (the order of each night's
+    measurements kept), for _variable_nights."""
+    d = node_df.sort_values(["test", "var", "night"], kind="stable")
+    n = len(d)
+    cols = {"test": d["test"].to_numpy(), "var": d["var"].to_numpy(), "night": d["night"].to_numpy(dtype=int),
+            "value": d["value"].to_numpy(dtype=float), "time": d["time"].to_numpy(dtype=float),
+            "session": d["session"].to_numpy(), "unit": d["unit"].to_numpy(),
+            "current": d["current"].to_numpy(dtype=bool) if "current" in d else np.ones(n, dtype=bool),
+            "rel_se": pd.to_numeric(d["rel_se"], errors="coerce").to_numpy(dtype=float) if "rel_se" in d
+            else np.full(n, np.nan)}
+    for c in ("lower", "upper"):
+        if c in d:
+            cols[c] = d[c].to_numpy()
+    return cols
+
+
+#: the drift table's columns in order (judge_series's row, the variable's keys and unit)
+TABLE_COLUMNS = ["night", "time", "session", "current", "k", "history", "healthy", "status", "rule", "value_bad",
+                 "median_bad", "se", "z", "b1", "b2", "cusum", "h", "sees", "confirm_z", "tail", "beyond2",
+                 "value", "median", "change", "loss"] + VAR_KEY + ["unit"]
+
+
+def _node_table(nkey: tuple, node_df: pd.DataFrame, healthy: np.ndarray, m_of: np.ndarray, alpha: float,
+                notes: list) -> pd.DataFrame:
+    """Every variable of one node judged (_variable_nights), as one table in its units."""
+    cols = _columns(node_df)
+    test, var = cols["test"], cols["var"]
+    starts = np.flatnonzero(np.r_[True, (test[1:] != test[:-1]) | (var[1:] != var[:-1])])
+    rows: list = []
+    for i, j in zip(starts, np.r_[starts[1:], len(test)]):
+        part = _variable_nights(nkey, (test[i], var[i]), {k: v[i:j] for k, v in cols.items()}, healthy, m_of,
+                                alpha, notes)
+        rows += part or []
+    if not rows:
+        return pd.DataFrame()
+    table = pd.DataFrame(rows)
+    table = _units(table, table.pop("_sign").to_numpy(dtype=float))
+    return table[[c for c in TABLE_COLUMNS if c in table]]
 
 
 def measurements(perf: pd.DataFrame, cases: pd.DataFrame, since: pd.Timestamp | None = None,
@@ -551,16 +610,12 @@ def judge_measurements(df: pd.DataFrame, notes: list | None = None, alpha: float
         m_of = node_df.drop_duplicates(["night", "test", "var"]).groupby("night").size() \
             .reindex(range(n_nights), fill_value=1) + 1  # the node's score is one more try
         healthy = node_df.groupby("night")["healthy"].all().reindex(range(n_nights), fill_value=False)
-        node_parts = [_variable_nights(nkey, vkey, var_df, healthy, m_of, alpha, notes)
-                      for vkey, var_df in node_df.groupby(["test", "var"], sort=True)]
-        node_parts = [p for p in node_parts if p is not None]
-        if node_parts:
-            score = score_series(pd.concat(node_parts, ignore_index=True), list(m_of), alpha)
+        table = _node_table(nkey, node_df, healthy.to_numpy(dtype=bool), m_of.to_numpy(dtype=int), alpha, notes)
+        if not table.empty:
+            parts.append(table)
+            score = score_series(table, list(m_of), alpha)
             if not score.empty:
-                for col, v in zip(VAR_KEY, nkey + (SCORE_TEST, SCORE_VAR)):
-                    score[col] = v
-                node_parts.append(score.assign(unit="z"))
-        parts += node_parts
+                parts.append(score.assign(**dict(zip(VAR_KEY, nkey + (SCORE_TEST, SCORE_VAR))), unit="z"))
     table = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=VAR_KEY + ["status"])
     if table.empty:
         return Drift(table, table, notes)
@@ -568,7 +623,7 @@ def judge_measurements(df: pd.DataFrame, notes: list | None = None, alpha: float
     latest = table[(table["night"] == newest) & table["current"].astype(bool)].copy()
     if len(latest):
         judged = set(map(tuple, latest[NODE_KEY].drop_duplicates().to_numpy()))
-        apart = table[~table[NODE_KEY].apply(tuple, axis=1).isin(judged)]
+        apart = table[~pd.MultiIndex.from_frame(table[NODE_KEY]).isin(list(judged))]
         if len(apart):
             said = ", ".join(f"{k[2]} {k[0]}:{k[1]} ({g['night'].nunique()} nights)"
                              for k, g in list(apart.groupby(NODE_KEY))[:5])

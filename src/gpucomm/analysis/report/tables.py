@@ -269,11 +269,23 @@ def parse_tolerances(items: Iterable[str] | None, default: float | None = None
     return default, patterns
 
 
-def _baseline(values: pd.Series) -> float:
-    """The earlier runs' centre: statcore.location of their logarithms (one slow run is skipped)."""
-    v = values.to_numpy(dtype=float)
-    v = v[np.isfinite(v) & (v > 0)]
-    return float(np.exp(sc.location(np.log(v)))) if len(v) else float("nan")
+def _baselines(m: pd.DataFrame, key: list, window: int) -> pd.DataFrame:
+    """Per ``key`` group of ``m`` (earlier runs, oldest first): the last ``window`` runs' centre,
+    statcore.location of their logarithms (one slow run is skipped; a value <= 0 is none), and
+    their count; every group at once (one row of ``window`` values a group)."""
+    last = m.groupby(key).tail(window)
+    g = last.groupby(key)
+    group, pos = g.ngroup().to_numpy(), g.cumcount().to_numpy()
+    sizes = g.size()
+    ok = group >= 0
+    v = last["old"].to_numpy(dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        logs = np.where(np.isfinite(v) & (v > 0), np.log(np.where(v > 0, v, 1.0)), np.nan)
+    rows = np.full((len(sizes), window), np.nan)
+    rows[group[ok], pos[ok]] = logs[ok]
+    with np.errstate(invalid="ignore"):
+        centre = np.exp(np.asarray(sc.location(rows), dtype=float).reshape(len(sizes)))
+    return sizes.rename("runs").reset_index().assign(baseline=centre)[key + ["baseline", "runs"]]
 
 
 def _bound(ref, lower, upper, var, lower_better, tolerances):
@@ -328,8 +340,7 @@ def compare(perf: pd.DataFrame, cases: pd.DataFrame,
     m = m[(m["old_time"] < m["time"])
           & ((known & (m["session"] != m["old_session"])) | (m["old_time"] < m["time"] - 1))]
     m = m.sort_values("old_time")
-    base = m.groupby(CASE_KEY + ["var"]).tail(window).groupby(CASE_KEY + ["var"])["old"] \
-        .agg(baseline=_baseline, runs="size").reset_index()
+    base = _baselines(m, CASE_KEY + ["var"], window)
     cur = cur.merge(base, on=CASE_KEY + ["var"], how="left")
     cur["runs"] = cur["runs"].fillna(0).astype(int)
     if cur.empty:

@@ -238,3 +238,18 @@ def test_only_the_nights_that_judge_tonight_are_read():
     d = drift.judge_measurements(df)
     assert len(d.table) == drift.MAX_NIGHTS and d.table["time"].min() == 1.8e9 + 86400 * 60
     assert len(d.latest) == 1 and d.latest["status"].item() == "ok"
+
+
+def test_new_nodes_in_the_same_state_are_one_line():
+    from gpucomm.analysis.report.drift_page import lines
+    rows = [{"system": "alps", "partition": "normal", "node": f"nid{n:05d}", "test": "T", "var": f"v{v}",
+             "status": "new", "history": 1} for n in range(12) for v in range(3)]
+    rows += [{"system": "alps", "partition": "normal", "node": "nid09999", "test": "T", "var": "v0",
+              "status": "new", "history": 3}]
+    latest = pd.DataFrame(rows)
+    said = [line for line in lines(drift.Drift(latest, latest, [])) if "more needed" in line]
+    assert said == [
+        "nightly drift: 12 nodes of alps:normal (nid00000, nid00001, nid00002, nid00003, nid00004 and 7 more): "
+        "3 variables each have 1 healthy nights of history, 4 more needed: references only",
+        "nightly drift: nid09999 alps:normal: 1 variables have 3 healthy nights of history, 2 more needed: "
+        "references only"], said

@@ -64,6 +64,12 @@ def reason(row: pd.Series) -> str:
             f"({int(row['history'])} nights), change {row['change']:+.1%}, {z} ({what})")
 
 
+def _some(names: list, shown: int = 5) -> str:
+    """The first ``shown`` names, and how many more."""
+    more = len(names) - shown
+    return ", ".join(names[:shown]) + (f" and {more} more" if more > 0 else "")
+
+
 def lines(d: Drift) -> list:
     """The drift verdict as the first lines of the health text: flagged variables first, then a
     count, then what was left out and how many nights are missing."""
@@ -83,10 +89,14 @@ def lines(d: Drift) -> list:
             "reference node's real nights replayed, docs/nightly.md)")
     out.insert(0, head)
     new = lat[lat["status"] == "new"]
+    short: dict[tuple, list] = {}  # nodes in the same state: one line (a batch of 1,024 new nodes: not 1,024)
     for key, g in new.groupby(NODE_KEY):
-        have = int(g["history"].max())
-        out.append(f"nightly drift: {key[2]} {key[0]}:{key[1]}: {len(g)} variables have {have} healthy nights of "
-                   f"history, {MIN_NIGHTS - have} more needed: references only")
+        short.setdefault((key[0], key[1], len(g), int(g["history"].max())), []).append(str(key[2]))
+    for (system, part, nvars, have), names in short.items():
+        who = (f"{names[0]} {system}:{part}: {nvars} variables have" if len(names) == 1 else
+               f"{len(names)} nodes of {system}:{part} ({_some(names)}): {nvars} variables each have")
+        out.append(f"nightly drift: {who} {have} healthy nights of history, {MIN_NIGHTS - have} more needed: "
+                   "references only")
     blind = lat[lat["status"] == "blind"]
     for key, g in blind.groupby(NODE_KEY):
         worst = g.sort_values("sees").iloc[0]

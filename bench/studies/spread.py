@@ -103,7 +103,8 @@ def table(df):
     wide["met"] = [("yes" if a <= g else "no") if a == a and g == g else "-"
                    for a, g in zip(wide["sd_log_pct_after"], wide["goal_pct"])]
     cols = ["variable", "kind", "n_before", "sd_log_pct_before", "rsd_log_pct_before", "n_after",
-            "sd_log_pct_after", "rsd_log_pct_after", "within_rel_se_pct_after", "goal_pct", "met", "median_before", "median_after"]
+            "sd_log_pct_after", "rsd_log_pct_after", "within_rel_se_pct_after", "goal_pct", "met",
+            "median_before", "median_after"]
     return wide[[c for c in cols if c in wide]].sort_values(["kind", "variable"])
 
 

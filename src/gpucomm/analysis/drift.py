@@ -36,7 +36,7 @@ of nodes:
   - ``drift``: a one-sided CUSUM over the last ``CUSUM_NIGHTS`` nights against the history before
     them (``cusum_h``: Siegmund's in-control run length of ``3 m / ALPHA_NIGHT`` nights);
 
-* the node's **score** (``score_series``): tonight the mean of its variables' z (each clipped at
+* the node's **score** (``score_night``): tonight the mean of its variables' z (each clipped at
   statcore.CLIP), against the scores its history's nights would have had (leave one out): a node
   slower on many variables in one night fails that night (z above b1, above every history night,
   its median loss at least SCORE_MIN_LOSS), though no single variable is beyond its bound;
@@ -148,44 +148,268 @@ def judge_series(s: Series, m_of: Sequence[int], alpha: float = ALPHA_NIGHT,
     variables on night i): one row per night (status, rule, value, centre, change, z, bounds,
     CUSUM, history length).  ``min_loss``: the practical floor below which no night is flagged
     (None: statcore.MIN_LOSS of the variable's kind)."""
-    return _in_units(pd.DataFrame(_judge_rows(s, m_of, alpha, min_loss)), s)
+    cols = _judge_batch(_nights_of([s], [m_of], [min_loss]), alpha)
+    return _in_units(pd.DataFrame({k: v[0] for k, v in cols.items()}), s)
 
 
-def _judge_rows(s: Series, m_of: Sequence[int], alpha: float = ALPHA_NIGHT,
-                min_loss: float | None = None) -> list[dict[str, Any]]:
-    """judge_series's rows as dicts, before _in_units (judge_measurements builds one table a node)."""
-    if min_loss is None:
-        min_loss = sc.min_loss(s.unit, s.sign) if s.sign else 0.0
-    n_nights = len(s.nights)
-    val = np.full(n_nights, np.nan)
-    ks = np.zeros(n_nights, dtype=int)
-    usable = np.zeros(n_nights, dtype=bool)
-    zs = np.full(n_nights, np.nan)
-    cus = np.full(n_nights, np.nan)
-    rows: list = []
-    for t in range(n_nights):
-        b = np.asarray(s.nights[t], dtype=float)
-        b = b[np.isfinite(b)]
-        ks[t] = len(b)
-        ref = np.flatnonzero(usable[:t])[-WINDOW:]
-        within = _within(s.nights, ref)
-        if len(b):
-            val[t] = float(sc.location(b, within if math.isfinite(within) else None))
-        row: dict[str, Any] = {"night": t, "time": s.times[t], "session": s.sessions[t],
-                               "current": bool(s.current[t]) if s.current else t == n_nights - 1, "k": int(ks[t]),
-                               "history": len(ref), "healthy": bool(s.healthy[t]), "status": "new",
-                               "rule": "", "value_bad": val[t], "median_bad": np.nan, "se": np.nan,
-                               "z": np.nan, "b1": np.nan, "b2": np.nan, "cusum": np.nan, "h": np.nan,
-                               "sees": np.nan}
-        if len(b) and len(ref) >= MIN_NIGHTS:
-            _night_verdict(row, b, t, ref, within, int(m_of[t]), alpha, (val, ks, usable, zs, cus), rows,
-                           min_loss, _run_var(s, t))
+#: _judge_batch's columns (each (series, night)) in the table's order; the last three only where
+#: some night was judged (its verdict's own)
+ROW_COLUMNS = ["night", "time", "session", "current", "k", "history", "healthy", "status", "rule", "value_bad",
+               "median_bad", "se", "z", "b1", "b2", "cusum", "h", "sees"]
+VERDICT_COLUMNS = ["confirm_z", "tail", "beyond2"]
+
+
+def _padded(rows: list, width: int) -> np.ndarray:
+    """Arrays of unequal length as one (len(rows), width) array, NaN padded, each row's finite
+    values first in their order."""
+    out = np.full((len(rows), max(width, 1)), np.nan)
+    for i, r in enumerate(rows):
+        r = np.asarray(r, dtype=float).ravel()
+        r = r[np.isfinite(r)]
+        out[i, :len(r)] = r
+    return out
+
+
+@dataclass
+class Nights:
+    """Series of as many nights each, as (series, night[, measurement]) arrays: ``bad`` each
+    night's badness (finite values first, NaN padded), ``run_var`` the variance its value owes to
+    its measurements' own declared errors, ``m`` the node's tries that night, ``healthy``, the
+    night's ``time``, ``session`` and ``current``; ``floor`` each series' practical loss floor."""
+    bad: np.ndarray
+    run_var: np.ndarray
+    m: np.ndarray
+    healthy: np.ndarray
+    time: np.ndarray
+    session: np.ndarray
+    current: np.ndarray
+    floor: np.ndarray
+
+
+def _nights_of(series: list[Series], m_of: list[Sequence[int]],
+               min_loss: Sequence[float | None] | None = None) -> Nights:
+    """Series of as many nights each as Nights (min_loss None: statcore.MIN_LOSS of its kind)."""
+    S, N = len(series), len(series[0].nights)
+    flat = [b for s in series for b in s.nights]
+    bad = _padded(flat, max(len(np.asarray(b).ravel()) for b in flat)).reshape(S, N, -1)
+    ks = np.isfinite(bad).sum(axis=-1)
+    se = [s.run_se[t] if t < len(s.run_se) else [] for s in series for t in range(N)]
+    width = max([len(np.asarray(r).ravel()) for r in se] + [1])
+    rs = np.full((S * N, width), np.nan)
+    for i, r in enumerate(se):
+        r = np.asarray(r, dtype=float).ravel()
+        rs[i, :len(r)] = r
+    return Nights(bad=bad, run_var=_run_vars(rs.reshape(S, N, width), ks),
+                  m=np.asarray([list(m) for m in m_of], dtype=int).reshape(S, N),
+                  healthy=np.asarray([s.healthy for s in series], dtype=bool).reshape(S, N),
+                  time=np.asarray([s.times for s in series], dtype=float).reshape(S, N),
+                  session=np.asarray([[str(x) for x in s.sessions] for s in series], dtype=object).reshape(S, N),
+                  current=np.asarray([[bool(c) for c in s.current] if s.current else np.arange(N) == N - 1
+                                      for s in series], dtype=bool).reshape(S, N),
+                  floor=np.array([(sc.min_loss(s.unit, s.sign) if s.sign else 0.0) if ml is None else ml
+                                  for s, ml in zip(series, min_loss or [None] * S)], dtype=float))
+
+
+def _judge_batch(a: Nights, alpha: float = ALPHA_NIGHT) -> dict[str, np.ndarray]:
+    """judge_series of series of as many nights each, night by night for all of them at once:
+    {column: (series, night) array} (ROW_COLUMNS, and VERDICT_COLUMNS where a night was judged;
+    "night" the night's index)."""
+    B, M, healthy, run_var, floor = a.bad, a.m, a.healthy, a.run_var, a.floor
+    S, N = B.shape[:2]
+    ks = np.isfinite(B).sum(axis=-1)
+    nan = np.full((S, N), np.nan)
+    val, med, se, zs, b1, b2, cus, h, sees = (nan.copy() for _ in range(9))
+    conf, tail = nan.copy(), nan.copy()
+    beyond2 = np.zeros((S, N), dtype=bool)
+    judged = np.zeros((S, N), dtype=bool)
+    usable = np.zeros((S, N), dtype=bool)
+    history = np.zeros((S, N), dtype=int)
+    status = np.full((S, N), "new", dtype=object)
+    rule = np.full((S, N), "", dtype=object)
+    for t in range(N):
+        ref = _last_usable(usable[:, :t], WINDOW)
+        history[:, t] = ref.sum(axis=1)
+        within = _within_of(B[:, :t], ks[:, :t], ref)
+        bt, has = B[:, t], ks[:, t] > 0
+        known = np.isfinite(within)
+        val[:, t] = np.where(has, np.where(known, sc.location(bt, np.where(known, within, 1.0)), sc.location(bt)),
+                             np.nan)
+        J = np.flatnonzero(has & (history[:, t] >= MIN_NIGHTS))
+        if len(J):
+            _verdicts(t, J, B, ks, val, ref[J], within[J], M[J, t], run_var[J, t], floor[J], alpha, usable,
+                      (med, se, zs, b1, b2, cus, h, sees, conf, tail, beyond2, status, rule))
+            judged[J, t] = True
         # a night beyond the two-nights bound is out of the history of the nights after it, too:
         # the first night of a step must not widen the spread the second is judged by
-        watched = bool(row.get("beyond2")) and np.isfinite(row["z"]) and row["z"] > row["b2"]
-        usable[t] = bool(s.healthy[t]) and len(b) > 0 and row["status"] in ("ok", "blind", "new") and not watched
-        rows.append(row)
-    return rows
+        watched = beyond2[:, t] & np.isfinite(zs[:, t]) & (zs[:, t] > b2[:, t])
+        usable[:, t] = healthy[:, t] & has & np.isin(status[:, t], ("ok", "blind", "new")) & ~watched
+    out = {"night": np.broadcast_to(np.arange(N), (S, N)), "time": a.time, "session": a.session,
+           "current": a.current, "k": ks, "history": history, "healthy": healthy, "status": status, "rule": rule,
+           "value_bad": val, "median_bad": med, "se": se, "z": zs, "b1": b1, "b2": b2, "cusum": cus, "h": h,
+           "sees": sees}
+    if judged.any():
+        flag = beyond2.astype(object)
+        flag[~judged] = np.nan
+        out.update(confirm_z=conf, tail=tail, beyond2=flag)
+    return out
+
+
+def _last_usable(usable: np.ndarray, window: int) -> np.ndarray:
+    """Each row's last ``window`` usable nights (a mask)."""
+    right = np.cumsum(usable[:, ::-1], axis=1)[:, ::-1]
+    return usable & (right <= window)
+
+
+def _run_vars(run_se: np.ndarray, ks: np.ndarray) -> np.ndarray:
+    """The variance each night's value owes to its measurements' own declared errors (``run_se``:
+    (series, night, measurement), the session report's precision; statcore.run_variance over
+    them, divided by the night's k); 0 where none is known.  (series, night)."""
+    S, N = ks.shape
+    v = sc.run_variance(run_se.reshape(S * N, -1), S * N).reshape(S, N)
+    return np.where(np.isfinite(v), v / np.maximum(ks, 1), 0.0)
+
+
+def _within(nights: list, ref: np.ndarray) -> float:
+    """The within-night spread of the history's nights with several measurements (statcore.within)."""
+    groups = [nights[i] for i in ref if np.isfinite(np.asarray(nights[i], dtype=float)).sum() >= 2]
+    return sc.within(sc.pad(groups)).value if groups else math.nan
+
+
+def _within_of(B: np.ndarray, ks: np.ndarray, ref: np.ndarray) -> np.ndarray:
+    """_within of each row's history (``ref`` of its nights ``B``: (rows, nights, measurements)),
+    all rows at once; NaN where no night of it has 2 measurements."""
+    groups = ref & (ks >= 2)
+    some = groups.any(axis=1)
+    if not some.any():
+        return np.full(len(B), np.nan)
+    value, _ = sc.within_arrays(np.where(groups[..., None], B, np.nan))
+    return np.where(some, value, np.nan)
+
+
+def _verdicts(t: int, J: np.ndarray, B: np.ndarray, ks: np.ndarray, val: np.ndarray, ref: np.ndarray,
+              within: np.ndarray, m: np.ndarray, run_var: np.ndarray, floor: np.ndarray, alpha: float,
+              usable: np.ndarray, cols: tuple) -> None:
+    """Night ``t``'s verdict of the rows ``J`` against their histories ``ref``: a confirmed step,
+    two nights beyond the second bound, a suspect, or a CUSUM drift, into ``cols`` (median, se, z,
+    b1, b2, CUSUM, h, sees, confirm z, tail, beyond2, status, rule: (series, night) arrays).
+    ``run_var``: the variance tonight's value declares of its own, added to its standard error."""
+    med, se, zs, b1, b2, cus, h, sees, conf, tail, beyond2, status, rule = cols
+    x = _night_stats(t, J, B, ks, val, ref, within, m, run_var, floor, alpha)
+    st, ru = _step_rules(t, J, x, (zs, b2, tail, beyond2))
+    c = np.full(len(J), np.nan)
+    hh = np.full(len(J), np.nan)
+    start = max(0, t - CUSUM_NIGHTS + 1)
+    for i in np.flatnonzero(usable[J, :start].sum(axis=1) >= CUSUM_MIN_REF):  # the CUSUM needs its history
+        c[i], hh[i] = _cusum(val[J[i]], ks[J[i]], usable[J[i]], t, float(within[i]), int(m[i]), alpha)
+    blind = st == "blind"
+    ru[blind] = [f"sees a loss of {loss:.0%} at best (two nights)" for loss in x["sees"][blind]]
+    if t >= 1:
+        drift = (st != "FAIL") & (c > hh) & (cus[J, t - 1] > h[J, t - 1])
+        st[drift], ru[drift] = "FAIL", "drift"
+    for arr, v in ((med, x["centre"]), (se, x["se"]), (zs, x["z"]), (b1, x["b1"]), (b2, x["b2"]), (cus, c),
+                   (h, hh), (sees, x["sees"]), (conf, x["confirm_z"]), (tail, x["tail"]), (beyond2, x["far"]),
+                   (status, st), (rule, ru)):
+        arr[J, t] = v
+
+
+def _night_stats(t: int, J: np.ndarray, B: np.ndarray, ks: np.ndarray, val: np.ndarray, ref: np.ndarray,
+                 within: np.ndarray, m: np.ndarray, run_var: np.ndarray, floor: np.ndarray,
+                 alpha: float) -> dict[str, np.ndarray]:
+    """What _verdicts' rules read of night ``t`` of the rows ``J``: its history's centre, its
+    standard error and z, the bounds, the loss it sees, the confirming z, its tail, and whether it
+    is big (the practical floor), worse than every night of its history (one), beyond the second
+    bound's tail (far)."""
+    hist = np.where(ref, val[J, :t], np.nan)
+    centre, se0, se1, n = _centre(hist, ks[J, :t], within, ks[J, t])
+    v = val[J, t]
+    se = np.sqrt(se0 ** 2 + run_var)
+    bb = np.array([bounds(int(mm), int(nn) - 1, alpha) for mm, nn in zip(m, n)]).reshape(len(J), 2)
+    # the z of the night's measurement that most of them are at least as bad as (the ceil(k/2)-th
+    # best: for 2 both, for 5 three), against the standard error of one measurement
+    k_now = ks[J, t]
+    worst = np.take_along_axis(np.sort(B[J, t], axis=-1), np.maximum((k_now + 1) // 2 - 1, 0)[:, None], axis=-1)
+    # the distribution-free tail of tonight's value among its history's: (the nights at least as
+    # bad, plus one) over (the nights, plus one)
+    tl = ((hist >= v[:, None]).sum(axis=1) + 1) / (n + 1)
+    return {"centre": centre, "se": se, "z": (v - centre) / se, "b1": bb[:, 0], "b2": bb[:, 1],
+            "sees": sc.detectable_loss(se, bb[:, 1]), "k": k_now,
+            "confirm_z": np.where(k_now >= 2, (worst[:, 0] - centre) / se1, np.nan), "tail": tl,
+            "big": sc.shift_to_loss(v - centre) >= floor,  # a practical floor: a smaller loss flags nothing
+            "one": tl <= np.maximum(alpha / 3, 1 / (n + 1)),  # worse than every night of its history
+            "far": tl <= np.maximum(math.sqrt(alpha / 3), 1 / (n + 1))}
+
+
+def _step_rules(t: int, J: np.ndarray, x: dict, before: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """(status, rule) of night ``t`` of the rows ``J`` from its _night_stats ``x`` and the night
+    before (``before``: the z, b2, tail and beyond2 arrays): a confirmed step, two nights beyond the
+    second bound, a suspect; else ok, or blind where it cannot see BLIND_LOSS."""
+    zs, b2, tail, beyond2 = before
+    z, a1, a2, big, one, k_now = x["z"], x["b1"], x["b2"], x["big"], x["one"], x["k"]
+    st = np.where(x["sees"] < BLIND_LOSS, "ok", "blind").astype(object)
+    ru = np.full(len(J), "", dtype=object)
+    two_fail = np.zeros(len(J), dtype=bool)
+    if t >= 1:
+        p = t - 1
+        prev_tail = np.where(np.isfinite(tail[J, p]), tail[J, p], 1.0)
+        two = x["far"] & beyond2[J, p] & (x["tail"] * prev_tail <= TWO_NIGHTS_TAIL)
+        prev_b2 = np.where(np.isfinite(b2[J, p]), b2[J, p], np.inf)
+        two_fail = (z > a2) & two & big & np.isfinite(zs[J, p]) & (zs[J, p] > prev_b2)
+    confirmed = (k_now >= 2) & (z > a1) & (x["confirm_z"] > CONFIRM_Z) & one & big
+    suspect = ~confirmed & ~two_fail & (z > a1) & one & big
+    st[confirmed], ru[confirmed] = "FAIL", "step"
+    st[~confirmed & two_fail], ru[~confirmed & two_fail] = "FAIL", "two nights"
+    st[suspect] = "suspect"
+    ru[suspect] = np.where(k_now[suspect] < 2, "step, one measurement", "step, not confirmed")
+    return st, ru
+
+
+def _centre(vals: np.ndarray, ks: np.ndarray, within: np.ndarray, k_now: np.ndarray
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per row of the history's night values ``vals`` (NaN: not in it) and their measurement
+    counts ``ks``: (centre, standard error of tonight's value about it with ``k_now``
+    measurements, the same for one measurement, the history's nights): their location, and their
+    standard deviation split into its within part and the night-to-night part beyond it (not
+    skipped: in a history of a few nights a skip takes real variation for outliers, and the nights
+    a rule flagged are out of it already)."""
+    inside = np.isfinite(vals)
+    n = inside.sum(axis=1)
+    centre = np.asarray(sc.location(vals), dtype=float).reshape(len(vals))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(inside, vals, 0.0).sum(axis=1) / np.maximum(n, 1)
+        dev = np.where(inside, vals - mean[:, None], 0.0)
+        total = np.where(n > 1, np.sqrt((dev ** 2).sum(axis=1) / np.maximum(n - 1, 1)), 0.0)
+        w = np.asarray(within, dtype=float)
+        lsd = sc.location_sd(np.where(inside, ks, 1))
+        part = np.where(inside, (lsd * w[:, None]) ** 2, 0.0).sum(axis=1) / np.maximum(n, 1)
+    between2 = np.maximum(sc.FLOOR ** 2, total ** 2 - part)
+    known = np.isfinite(w)
+    wf = np.maximum(np.where(known, w, 0.0), sc.FLOOR)
+    # no night with repeats: the whole spread is night to night (repeats do not help)
+    spread2 = np.maximum(total, sc.FLOOR) ** 2
+    own = np.where(known, (sc.location_sd(np.asarray(k_now)) * wf) ** 2 + between2, spread2)
+    own1 = np.where(known, wf ** 2 + between2, spread2)
+    nn = np.maximum(1, n)
+    return centre, np.sqrt(own + spread2 / nn), np.sqrt(own1 + spread2 / nn), n
+
+
+def _cusum(val: np.ndarray, ks: np.ndarray, usable: np.ndarray, t: int, within: float, m: int,
+           alpha: float) -> tuple[float, float]:
+    """(S_t, h): the clipped one-sided CUSUM of the last CUSUM_NIGHTS nights up to ``t`` against the
+    usable nights before them; (NaN, NaN) without CUSUM_MIN_REF of those."""
+    start = max(0, t - CUSUM_NIGHTS + 1)
+    ref = np.flatnonzero(usable[:start])[-WINDOW:]
+    if len(ref) < CUSUM_MIN_REF:
+        return float("nan"), float("nan")
+    # the centre's own error, in standard errors of one night (_centre's centre part)
+    k_eff = CUSUM_K + CUSUM_CENTRE_Z * math.sqrt(1 / len(ref))
+    nights = [i for i in range(start, t + 1) if np.isfinite(val[i])]
+    hist = np.broadcast_to(val[ref], (len(nights), len(ref)))
+    med, se, _, _ = _centre(hist, np.broadcast_to(ks[ref], hist.shape), np.full(len(nights), within),
+                            ks[nights])
+    s = 0.0
+    for i, c, e in zip(nights, med, se):
+        s = max(0.0, s + min((val[i] - c) / e, CUSUM_CLIP) - k_eff)
+    return s, cusum_h(m, alpha)
 
 
 def _in_units(out: pd.DataFrame, s: Series) -> pd.DataFrame:
@@ -208,173 +432,80 @@ def _units(out: pd.DataFrame, sign: Any) -> pd.DataFrame:
     return out.assign(value=value, median=median, change=change, loss=loss)
 
 
-def _run_var(s: Series, t: int) -> float:
-    """The variance night ``t``'s value owes to its measurements' own declared errors (the session
-    report's precision, statcore.run_variance over its k measurements); 0 where none is known."""
-    if t >= len(s.run_se):
-        return 0.0
-    se = np.asarray(s.run_se[t], dtype=float)
-    k = int(np.isfinite(np.asarray(s.nights[t], dtype=float)).sum())
-    v = float(sc.run_variance(se[None, :], 1)[0]) if se.size else math.nan
-    return v / max(k, 1) if math.isfinite(v) else 0.0
-
-
-def _within(nights: list, ref: np.ndarray) -> float:
-    """The within-night spread of the history's nights with several measurements (statcore.within)."""
-    groups = [nights[i] for i in ref if np.isfinite(np.asarray(nights[i], dtype=float)).sum() >= 2]
-    return sc.within(sc.pad(groups)).value if groups else math.nan
-
-
-def _night_verdict(row: dict, b: np.ndarray, t: int, ref: np.ndarray, within: float, m: int, alpha: float,
-                   state: tuple, rows: list, min_loss: float = 0.0, run_var: float = 0.0) -> None:
-    """Night ``t``'s verdict against its history ``ref`` into ``row``: a confirmed step, two
-    nights beyond the second bound, a suspect, or a CUSUM drift (``state``: the series' value,
-    k, usable, z and CUSUM arrays, z and CUSUM filled in for night t).  ``run_var``: the variance
-    tonight's value declares of its own (its measurements' precision), added to its standard error."""
-    val, ks, usable, zs, cus = state
-    med, se = _centre(val[ref], ks[ref], within, ks[t])
-    se = math.sqrt(se ** 2 + run_var)
-    z = (val[t] - med) / se
-    b1, b2 = bounds(m, len(ref) - 1, alpha)
-    zs[t] = z
-    sees = sc.detectable_loss(se, b2)
-    row.update(median_bad=med, se=se, z=z, b1=b1, b2=b2, sees=sees, status="ok" if sees < BLIND_LOSS else "blind")
-    prev = t - 1
-    row["confirm_z"] = _most_z(b, med, val[ref], ks[ref], within) if ks[t] >= 2 else np.nan
-    row["tail"] = tail = _night_tail(val[t], val[ref])
-    big = sc.shift_to_loss(val[t] - med) >= min_loss  # a practical floor: a smaller loss flags nothing
-    one = tail <= max(alpha / 3, 1 / (len(ref) + 1))     # worse than every night of its history
-    row["beyond2"] = tail <= max(math.sqrt(alpha / 3), 1 / (len(ref) + 1))
-    two = (row["beyond2"] and prev >= 0 and bool(rows[prev].get("beyond2", False))
-           and tail * float(rows[prev].get("tail", 1.0)) <= TWO_NIGHTS_TAIL)
-    confirmed = ks[t] >= 2 and z > b1 and row["confirm_z"] > CONFIRM_Z and one and big
-    if confirmed:
-        row.update(status="FAIL", rule="step")
-    elif z > b2 and two and big and prev >= 0 and np.isfinite(zs[prev]) and zs[prev] > _b2_of(rows[prev]):
-        row.update(status="FAIL", rule="two nights")
-    elif z > b1 and one and big:
-        row.update(status="suspect", rule="step, one measurement" if ks[t] < 2 else "step, not confirmed")
-    c, h = _cusum(val, ks, usable, t, within, m, alpha)
-    cus[t] = c
-    row.update(cusum=c, h=h)
-    if row["status"] == "blind":
-        row["rule"] = f"sees a loss of {sees:.0%} at best (two nights)"
-    if row["status"] != "FAIL" and c > h and prev >= 0 and cus[prev] > rows[prev]["h"]:
-        row.update(status="FAIL", rule="drift")
-
-
-def _night_tail(value: float, history: np.ndarray) -> float:
-    """The distribution-free tail of tonight's value among its history's night values: (the nights
-    at least as bad, plus one) over (the nights, plus one); 1 / (N + 1) where it is worse than all."""
-    h = np.asarray(history, dtype=float)
-    h = h[np.isfinite(h)]
-    return float((np.sum(h >= value) + 1) / (len(h) + 1))
-
-
-def _most_z(b: np.ndarray, med: float, vals: np.ndarray, ks: np.ndarray, within: float) -> float:
-    """The z of the night's measurement that most of them are at least as bad as (the
-    ceil(k/2)-th best: for 2 both, for 5 three), against the standard error of one measurement."""
-    _, se1 = _centre(vals, ks, within, 1)
-    return float((np.sort(b)[math.ceil(len(b) / 2) - 1] - med) / se1)
-
-
-def _b2_of(row: dict) -> float:
-    return row["b2"] if np.isfinite(row["b2"]) else math.inf
-
-
-def _centre(vals: np.ndarray, ks: np.ndarray, within: float, k_now: int) -> tuple[float, float]:
-    """(centre, standard error of tonight's value about it) from the history's night values: their
-    location, and their standard deviation split into its within part and the night-to-night part
-    beyond it (not skipped: in a history of a few nights a skip takes real variation for outliers,
-    and the nights a rule flagged are out of it already)."""
-    centre = float(sc.location(vals))
-    total = float(np.std(vals, ddof=1)) if len(vals) > 1 else 0.0
-    n = max(1, len(vals))
-    if math.isfinite(within):
-        part = float(np.mean((sc.location_sd(ks) * within) ** 2))
-        between2 = max(sc.FLOOR ** 2, total ** 2 - part)
-        own = (sc.location_sd(int(k_now)) * max(within, sc.FLOOR)) ** 2 + between2
-    else:  # no night with repeats: the whole spread is night to night (repeats do not help)
-        own = max(total, sc.FLOOR) ** 2
-    return centre, math.sqrt(own + max(total, sc.FLOOR) ** 2 / n)
-
-
-def _cusum(val: np.ndarray, ks: np.ndarray, usable: np.ndarray, t: int, within: float, m: int,
-           alpha: float) -> tuple[float, float]:
-    """(S_t, h): the clipped one-sided CUSUM of the last CUSUM_NIGHTS nights up to ``t`` against the
-    usable nights before them; (NaN, NaN) without CUSUM_MIN_REF of those."""
-    start = max(0, t - CUSUM_NIGHTS + 1)
-    ref = np.flatnonzero(usable[:start])[-WINDOW:]
-    if len(ref) < CUSUM_MIN_REF:
-        return float("nan"), float("nan")
-    # the centre's own error, in standard errors of one night (_centre's centre part)
-    k_eff = CUSUM_K + CUSUM_CENTRE_Z * math.sqrt(1 / len(ref))
-    s, centres = 0.0, {}
-    for i in range(start, t + 1):
-        if not np.isfinite(val[i]):
-            continue
-        if ks[i] not in centres:
-            centres[ks[i]] = _centre(val[ref], ks[ref], within, ks[i])
-        med, se = centres[ks[i]]
-        s = max(0.0, s + min((val[i] - med) / se, CUSUM_CLIP) - k_eff)
-    return s, cusum_h(m, alpha)
-
-
-def score_series(node_table: pd.DataFrame, m_of: Sequence[int], alpha: float = ALPHA_NIGHT) -> pd.DataFrame:
-    """The node's score on its newest night (``node_table``: judge_series's rows of every variable of
-    one node, with ``night``): the mean of its variables' z, each clipped at statcore.CLIP, against
-    the scores its history's nights would have had (each history night's z against the other
-    history nights: leave one out), so that it is judged from the sixth night on.  A FAIL (rule
-    "step": its many variables confirm each other) where its z is above b1, it is above every
-    history night's score, and the node's median loss tonight is at least SCORE_MIN_LOSS; one row
-    (empty where fewer than 2 variables have a z tonight, or the history is short)."""
-    t = int(node_table["night"].max())
-    tonight = node_table[(node_table["night"] == t) & np.isfinite(node_table["z"].astype(float))]
-    hist = _score_history(node_table, t)
-    if len(tonight) < 2 or len(hist) < MIN_NIGHTS:
-        return pd.DataFrame()
-    score = float(np.mean(np.clip(tonight["z"].astype(float), -sc.CLIP, sc.CLIP)))
+def score_night(node: dict, hist: dict[int, float], alpha: float = ALPHA_NIGHT) -> dict | None:
+    """The node's score on its newest night (``node``: the judged rows of every variable of one
+    node as arrays: night, z, loss, time, session, current, healthy, m (the node's tries that
+    night); ``hist``: _score_histories' of the node): the mean of its variables' z, each clipped at
+    statcore.CLIP, against the scores its history's nights would have had (each history night's z
+    against the other history nights: leave one out), so that it is judged from the sixth night
+    on.  A FAIL (rule "step": its many variables confirm each other) where its z is above b1, it is
+    above every history night's score, and the node's median loss tonight is at least
+    SCORE_MIN_LOSS; one row (None where fewer than 2 variables have a z tonight, or the history is
+    short)."""
+    night, z_all = node["night"], node["z"].astype(float)
+    t = int(night.max())
+    tonight = (night == t) & np.isfinite(z_all)
+    if tonight.sum() < 2 or len(hist) < MIN_NIGHTS:
+        return None
+    score = float(np.mean(np.clip(z_all[tonight], -sc.CLIP, sc.CLIP)))
     values = np.array(list(hist.values()))
     centre = float(sc.location(values))
     sd = max(float(np.std(values, ddof=1)), 0.05)
     z = (score - centre) / (sd * math.sqrt(1 + 1 / len(values)))
-    b1, b2 = bounds(int(m_of[t]), len(values) - 1, alpha)
-    loss = float(np.nanmedian(tonight["loss"].astype(float)))
+    first = int(np.flatnonzero(night == t)[0])
+    b1, b2 = bounds(int(node["m"][first]), len(values) - 1, alpha)
+    loss = float(np.nanmedian(node["loss"].astype(float)[tonight]))
     fail = z > b1 and score > values.max() and loss >= SCORE_MIN_LOSS
-    first = node_table[node_table["night"] == t].iloc[0]
-    return pd.DataFrame([{"night": t, "time": first["time"], "session": first["session"], "current": first["current"],
-                          "k": 1, "history": len(values), "healthy": bool(first["healthy"]),
-                          "status": "FAIL" if fail else "ok", "rule": "step" if fail else "", "value_bad": score,
-                          "median_bad": centre, "se": sd, "z": z, "b1": b1, "b2": b2, "value": score,
-                          "median": centre, "change": score - centre, "loss": loss}])
+    return {"night": t, "time": node["time"][first], "session": node["session"][first],
+            "current": node["current"][first], "k": 1, "history": len(values), "healthy": bool(node["healthy"][first]),
+            "status": "FAIL" if fail else "ok", "rule": "step" if fail else "", "value_bad": score,
+            "median_bad": centre, "se": sd, "z": z, "b1": b1, "b2": b2, "value": score,
+            "median": centre, "change": score - centre, "loss": loss}
 
 
-def _score_history(node_table: pd.DataFrame, t: int) -> dict[int, float]:
-    """{night: the score it would have had} of the node's usable nights before ``t``: per variable,
-    each night's z against the other such nights (their location and standard deviation)."""
-    usable = node_table[(node_table["night"] < t) & node_table["healthy"].astype(bool)
-                        & node_table["status"].isin(["ok", "blind", "new"])]
-    bad = set(node_table.loc[(node_table["night"] < t) & node_table["status"].isin(["FAIL", "suspect"]), "night"])
-    usable = usable[~usable["night"].isin(bad)]
-    zs: dict[int, list[float]] = {}
-    if usable["night"].nunique() < MIN_NIGHTS:  # no variable has the nights: score_series judges nothing
-        return {}
-    u = usable.sort_values(["test", "var"], kind="stable")  # each variable's nights in their order
-    test, var = u["test"].to_numpy(), u["var"].to_numpy()
-    values, nights = u["value_bad"].to_numpy(dtype=float), u["night"].to_numpy(dtype=int)
-    starts = np.flatnonzero(np.r_[True, (test[1:] != test[:-1]) | (var[1:] != var[:-1])])
-    for i, j in zip(starts, np.r_[starts[1:], len(test)]):
-        ok = ~np.isnan(values[i:j])
-        v, nv = values[i:j][ok], nights[i:j][ok]
-        n = len(v)
-        if n < MIN_NIGHTS:
-            continue
-        others = np.broadcast_to(v, (n, n))[~np.eye(n, dtype=bool)].reshape(n, n - 1)  # row r: all but night r
-        sd = np.maximum(np.std(others, axis=1, ddof=1), sc.FLOOR)
-        z = (v - sc.location(others)) / (sd * math.sqrt(1 + 1 / (n - 1)))
-        for night, zz in zip(nv, np.clip(z, -sc.CLIP, sc.CLIP)):
-            zs.setdefault(int(night), []).append(float(zz))
-    return {n: float(np.mean(z)) for n, z in sorted(zs.items()) if len(z) >= 2}
+def _score_histories(rows: dict, node: np.ndarray, n_nodes: int) -> list[dict[int, float]]:
+    """Per node, {night: the score it would have had} of its usable nights before its newest
+    (``rows``: every node's judged rows as arrays, series, night, status, healthy, value_bad,
+    each series' rows together in night order; ``node``: each row's node): per variable, each
+    night's z against the other such nights (their location and standard deviation), every
+    variable of every node at once."""
+    night, status = rows["night"].astype(int), rows["status"]
+    newest = np.full(n_nodes, -1)
+    np.maximum.at(newest, node, night)
+    key = node.astype(np.int64) * (int(night.max()) + 1) + night
+    before = night < newest[node]
+    bad = np.isin(key, key[before & np.isin(status, ("FAIL", "suspect"))])
+    use = before & rows["healthy"].astype(bool) & np.isin(status, ("ok", "blind", "new")) & ~bad
+    nights_of = np.bincount(np.unique(key[use]) // (int(night.max()) + 1), minlength=n_nodes)
+    use &= nights_of[node] >= MIN_NIGHTS  # no variable has the nights: the score judges nothing
+    values = rows["value_bad"].astype(float)
+    use &= ~np.isnan(values)
+    at = np.flatnonzero(use)
+    series = rows["series"][at]
+    starts = np.flatnonzero(np.r_[True, series[1:] != series[:-1]])
+    length = np.diff(np.r_[starts, len(at)])
+    z = np.full(len(at), np.nan)
+    for n in np.unique(length[length >= MIN_NIGHTS]):
+        idx = starts[length == n][:, None] + np.arange(n)  # (series, night) positions in ``at``
+        v = values[at[idx]]
+        others = np.broadcast_to(v[:, None, :], (len(v), n, n))[:, ~np.eye(n, dtype=bool)].reshape(len(v), n, n - 1)
+        sd = np.maximum(np.std(others, axis=-1, ddof=1), sc.FLOOR)
+        z[idx] = np.clip((v - sc.location(others)) / (sd * math.sqrt(1 + 1 / (n - 1))), -sc.CLIP, sc.CLIP)
+    got = np.isfinite(z)
+    at, z = at[got], z[got]
+    out: list[dict[int, float]] = [{} for _ in range(n_nodes)]
+    if not len(at):
+        return out
+    order = np.lexsort((night[at], node[at]))  # by node, night; each night's variables in series order
+    at, z = at[order], z[order]
+    k = key[at]
+    first = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
+    count = np.diff(np.r_[first, len(k)])
+    mean = np.add.reduceat(z, first) / count
+    for i, c, m in zip(at[first], count, mean):
+        if c >= 2:
+            out[int(node[i])][int(night[i])] = float(m)
+    return out
 
 
 # --- from the report reader's tables to series, and back --------------------------------------
@@ -414,74 +545,112 @@ def _sign_or_note(unit: str, lower: Any, upper: Any, nkey: tuple, vkey: tuple, n
         return None
 
 
-def _variable_nights(nkey: tuple, vkey: tuple, cols: dict, healthy: np.ndarray, m_of: np.ndarray,
-                     alpha: float, notes: list) -> list[dict[str, Any]] | None:
-    """One variable's nights of one node judged (judge_series's rows, keyed, before _units; each
-    with its worse sign as ``_sign``); None where its direction is unknown (a note says so).
-    ``cols``: the variable's rows as arrays (night, value, time, session, current, rel_se, unit,
-    lower, upper), in night order."""
-    unit = str(cols["unit"][0])
-    lower, upper = (cols[c][0] if c in cols else None for c in ("lower", "upper"))
-    sign = _sign_or_note(unit, lower, upper, nkey, vkey, notes)
-    if sign is None:
-        return None
-    s = Series(key=nkey + vkey, unit=unit, sign=sign)
-    night = cols["night"]
-    starts = np.flatnonzero(np.r_[True, night[1:] != night[:-1]])
-    nights = [int(n) for n in night[starts]]
-    for i, j in zip(starts, np.r_[starts[1:], len(night)]):
-        s.nights.append(sc.badness(cols["value"][i:j], sign))
-        s.times.append(float(cols["time"][i:j].min()))
-        s.healthy.append(bool(healthy[night[i]]))
-        s.sessions.append(str(cols["session"][i]))
-        s.current.append(bool(cols["current"][i:j].any()))
-        s.run_se.append(cols["rel_se"][i:j])
-    rows = _judge_rows(s, [int(m_of[n]) for n in nights], alpha)
-    keys = dict(zip(VAR_KEY, s.key))
-    for row, n in zip(rows, nights):
-        row.update(night=n, **keys, unit=unit, _sign=sign)
-    return rows
-
-
-def _columns(node_df: pd.DataFrame) -> dict:
-    """The node's rows as arrays, by (test, var, night) in a stable order (the order of each night's
-    measurements kept), for _variable_nights."""
-    d = node_df.sort_values(["test", "var", "night"], kind="stable")
-    n = len(d)
-    cols = {"test": d["test"].to_numpy(), "var": d["var"].to_numpy(), "night": d["night"].to_numpy(dtype=int),
-            "value": d["value"].to_numpy(dtype=float), "time": d["time"].to_numpy(dtype=float),
-            "session": d["session"].to_numpy(), "unit": d["unit"].to_numpy(),
-            "current": d["current"].to_numpy(dtype=bool) if "current" in d else np.ones(n, dtype=bool),
-            "rel_se": pd.to_numeric(d["rel_se"], errors="coerce").to_numpy(dtype=float) if "rel_se" in d
-            else np.full(n, np.nan)}
-    for c in ("lower", "upper"):
-        if c in d:
-            cols[c] = d[c].to_numpy()
-    return cols
-
-
 #: the drift table's columns in order (judge_series's row, the variable's keys and unit)
 TABLE_COLUMNS = ["night", "time", "session", "current", "k", "history", "healthy", "status", "rule", "value_bad",
                  "median_bad", "se", "z", "b1", "b2", "cusum", "h", "sees", "confirm_z", "tail", "beyond2",
                  "value", "median", "change", "loss"] + VAR_KEY + ["unit"]
 
 
-def _node_table(nkey: tuple, node_df: pd.DataFrame, healthy: np.ndarray, m_of: np.ndarray, alpha: float,
-                notes: list) -> pd.DataFrame:
-    """Every variable of one node judged (_variable_nights), as one table in its units."""
-    cols = _columns(node_df)
-    test, var = cols["test"], cols["var"]
-    starts = np.flatnonzero(np.r_[True, (test[1:] != test[:-1]) | (var[1:] != var[:-1])])
-    rows: list = []
-    for i, j in zip(starts, np.r_[starts[1:], len(test)]):
-        part = _variable_nights(nkey, (test[i], var[i]), {k: v[i:j] for k, v in cols.items()}, healthy, m_of,
-                                alpha, notes)
-        rows += part or []
-    if not rows:
-        return pd.DataFrame()
-    table = pd.DataFrame(rows)
-    table = _units(table, table.pop("_sign").to_numpy(dtype=float))
-    return table[[c for c in TABLE_COLUMNS if c in table]]
+def _series_table(df: pd.DataFrame, notes: list) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``measurements``' rows (nights numbered per node) as series: (the rows sorted by node,
+    variable and night, the measurements of a night in their order, each with its series ``sid``
+    and its night's node-wide ``m`` and ``healthy``; one row per series: keys, unit, sign),
+    the series whose direction is unknown left out (a note says so)."""
+    d = df[df[NODE_KEY].notna().all(axis=1)]
+    nights = d.groupby(NODE_KEY)["night"].transform("max") + 1
+    old = nights - MAX_NIGHTS  # older nights judge nothing tonight (WINDOW, CUSUM_NIGHTS)
+    d = d[d["night"] >= old.clip(lower=0)].assign(night=lambda x: x["night"] - old.clip(lower=0).loc[x.index])
+    per_night = d.drop_duplicates(NODE_KEY + ["night", "test", "var"]).groupby(NODE_KEY + ["night"]).size()
+    d = d.join((per_night + 1).rename("m"), on=NODE_KEY + ["night"])  # the node's score is one more try
+    d = d.assign(healthy=d.groupby(NODE_KEY + ["night"])["healthy"].transform("all"))
+    d = d.sort_values(VAR_KEY + ["night"], kind="stable", ignore_index=True)
+    d["sid"] = d.groupby(VAR_KEY, sort=False).ngroup()
+    first = d.drop_duplicates("sid")
+    signs = [_sign_or_note(str(r["unit"]), r.get("lower"), r.get("upper"), tuple(r[k] for k in NODE_KEY),
+                           (r["test"], r["var"]), notes) for r in first.to_dict("records")]
+    info = first[VAR_KEY + ["sid"]].assign(unit=first["unit"].astype(str).to_numpy(),
+                                           sign=[0 if x is None else x for x in signs])
+    info = info[info["sign"] != 0].reset_index(drop=True)
+    return d[d["sid"].isin(info["sid"])], info
+
+
+def _night_groups(d: pd.DataFrame, info: pd.DataFrame) -> dict[str, np.ndarray]:
+    """_series_table's rows located: each row's series (its row in ``info``), badness, night of
+    its series (``group``), place in that night (``at``; ``fin_at`` among the night's finite
+    values); each such night's first row (``start``), series (``g_srow``), index in its series
+    (``g_t``), time, session, current, m and healthy; each series' number of nights."""
+    sid = d["sid"].to_numpy()
+    srow = pd.Series(np.arange(len(info)), index=info["sid"].to_numpy()).loc[sid].to_numpy()
+    bad = sc.badness(d["value"].to_numpy(dtype=float), 1) * info["sign"].to_numpy(dtype=float)[srow]
+    night = d["night"].to_numpy(dtype=int)
+    start = np.flatnonzero(np.r_[True, (sid[1:] != sid[:-1]) | (night[1:] != night[:-1])])
+    group = np.cumsum(np.isin(np.arange(len(d)), start)) - 1
+    fin = np.isfinite(bad)
+    g_srow = srow[start]
+    new_series = np.r_[True, g_srow[1:] != g_srow[:-1]]
+    cur = d["current"].to_numpy(dtype=bool) if "current" in d else np.ones(len(d), dtype=bool)
+    return {"srow": srow, "bad": bad, "fin": fin, "group": group, "start": start,
+            "at": np.arange(len(d)) - start[group],
+            "fin_at": np.cumsum(fin) - 1 - np.r_[0, np.cumsum(fin)][start][group],
+            "rel_se": pd.to_numeric(d["rel_se"], errors="coerce").to_numpy(dtype=float) if "rel_se" in d
+            else np.full(len(d), np.nan),
+            "g_srow": g_srow, "g_t": np.arange(len(start)) - np.flatnonzero(new_series)[np.cumsum(new_series) - 1],
+            "night": night[start], "time": np.minimum.reduceat(d["time"].to_numpy(dtype=float), start),
+            "session": d["session"].astype(str).to_numpy(dtype=object)[start],
+            "current": np.logical_or.reduceat(cur, start), "m": d["m"].to_numpy(dtype=int)[start],
+            "healthy": d["healthy"].to_numpy(dtype=bool)[start],
+            "length": np.bincount(g_srow, minlength=len(info))}
+
+
+def _nights_by_length(d: pd.DataFrame, info: pd.DataFrame) -> list[tuple[np.ndarray, np.ndarray, Nights]]:
+    """_series_table's series, those of as many nights together: (their rows in ``info``, their
+    nights' numbers (series, night), Nights)."""
+    g = _night_groups(d, info)
+    K = max(1, int(np.bincount(g["group"], weights=g["fin"]).max()))
+    KR = max(1, int(g["at"].max()) + 1)
+    out = []
+    for n in np.unique(g["length"][g["length"] > 0]):
+        rows = np.flatnonzero(g["length"] == n)
+        pos = np.full(len(info), -1)
+        pos[rows] = np.arange(len(rows))
+        S = len(rows)
+        gsel = pos[g["g_srow"]] >= 0
+        gi, gt = pos[g["g_srow"][gsel]], g["g_t"][gsel]
+        rsel = pos[g["srow"]] >= 0
+        ri, rt = pos[g["srow"][rsel]], g["g_t"][g["group"][rsel]]
+        B = np.full((S, n, K), np.nan)
+        f = g["fin"][rsel]
+        B[ri[f], rt[f], g["fin_at"][rsel][f]] = g["bad"][rsel][f]
+        rs = np.full((S, n, KR), np.nan)
+        rs[ri, rt, g["at"][rsel]] = g["rel_se"][rsel]
+        grid = {}
+        for name, fill, dtype in (("night", -1, int), ("m", 1, int), ("healthy", False, bool),
+                                  ("time", np.nan, float), ("session", "", object), ("current", False, bool)):
+            grid[name] = np.full((S, n), fill, dtype=dtype)
+            grid[name][gi, gt] = g[name][gsel]
+        units, signs = info["unit"].to_numpy()[rows], info["sign"].to_numpy()[rows]
+        out.append((rows, grid["night"], Nights(
+            bad=B, run_var=_run_vars(rs, np.isfinite(B).sum(axis=-1)), m=grid["m"], healthy=grid["healthy"],
+            time=grid["time"], session=grid["session"], current=grid["current"],
+            floor=np.array([sc.min_loss(u, int(sg)) for u, sg in zip(units, signs)], dtype=float))))
+    return out
+
+
+def _judge_all(d: pd.DataFrame, info: pd.DataFrame, alpha: float) -> pd.DataFrame:
+    """Every series of _series_table judged (_judge_batch, those of as many nights at once): one
+    table in units, keyed, each series' rows together in night order (``_ord``: its row in
+    ``info``, in node and variable order)."""
+    blocks = []
+    for rows, nights_no, a in _nights_by_length(d, info):
+        n = nights_no.shape[1]
+        cols = _judge_batch(a, alpha)
+        block = _units(pd.DataFrame({k: np.asarray(v).reshape(-1) for k, v in cols.items()}),
+                       np.repeat(info["sign"].to_numpy(dtype=float)[rows], n))
+        keys = {c: np.repeat(info[c].to_numpy(dtype=object)[rows], n) for c in VAR_KEY}
+        blocks.append(block.assign(night=nights_no.reshape(-1), m=a.m.reshape(-1), **keys,
+                                   unit=np.repeat(info["unit"].to_numpy(dtype=object)[rows], n),
+                                   _ord=np.repeat(rows.astype(float), n)))
+    return pd.concat(blocks, ignore_index=True).sort_values("_ord", kind="stable", ignore_index=True)
 
 
 def measurements(perf: pd.DataFrame, cases: pd.DataFrame, since: pd.Timestamp | None = None,
@@ -516,20 +685,34 @@ def measurements(perf: pd.DataFrame, cases: pd.DataFrame, since: pd.Timestamp | 
             notes.append(f"{df.loc[old, 'session'].nunique()} sessions before --since {since:%Y-%m-%d %H:%M} UTC "
                          "left out of the history")
         df = df[~old]
-    # sessions -> nights, per node
-    out = []
-    for key, node_df in df.groupby(NODE_KEY, sort=True):
-        first = node_df.groupby("session")["time"].min().sort_values()
-        night, last, ids = -1, -math.inf, {}
-        for sess, t0 in first.items():
-            if t0 - last > night_gap_h * 3600:
-                night += 1
-            ids[sess], last = night, t0
-        node_df = node_df.assign(night=node_df["session"].map(ids))
-        node_df = _after_software_change(node_df, key, notes)
-        out.append(node_df)
-    df = pd.concat(out, ignore_index=True) if out else pd.DataFrame(columns=cols)
+    df = df[df[NODE_KEY].notna().all(axis=1)]
+    if df.empty:
+        return pd.DataFrame(columns=cols), notes
+    df = df.sort_values(NODE_KEY, kind="stable", ignore_index=True).join(_nights_of_sessions(df, night_gap_h),
+                                                                         on=NODE_KEY + ["session"])
+    soft = df[df["software"] != ""].groupby(NODE_KEY + ["night"])["software"].min()  # a night's first, sorted
+    changed = soft.groupby(level=list(range(len(NODE_KEY)))).nunique()
+    changed = changed[changed > 1]
+    if len(changed):  # the nights before a node's software changed are left out (one node at a time: rare)
+        keys = pd.MultiIndex.from_frame(df[NODE_KEY])
+        parts = [df[~keys.isin(changed.index)]]
+        for key in changed.index:
+            parts.append(_after_software_change(df[keys == key], key, notes))
+        df = pd.concat(parts).sort_index(kind="stable").reset_index(drop=True)
     return df, notes
+
+
+def _nights_of_sessions(df: pd.DataFrame, night_gap_h: float) -> pd.Series:
+    """Each (node, session)'s night number on its node: sessions in the order of their first
+    time, a new night where one starts more than ``night_gap_h`` hours after the one before."""
+    first = df.groupby(NODE_KEY + ["session"])["time"].min().reset_index() \
+        .sort_values(NODE_KEY + ["time"], kind="stable", ignore_index=True)
+    keys = first[NODE_KEY].to_numpy(dtype=object)
+    node_starts = np.r_[True, (keys[1:] != keys[:-1]).any(axis=1)]
+    new = node_starts | (np.r_[np.inf, np.diff(first["time"].to_numpy(dtype=float))] > night_gap_h * 3600)
+    count = np.cumsum(new)
+    night = count - count[node_starts][np.cumsum(node_starts) - 1]
+    return pd.Series(night, index=pd.MultiIndex.from_frame(first[NODE_KEY + ["session"]]), name="night")
 
 
 def _after_software_change(df: pd.DataFrame, key: tuple, notes: list) -> pd.DataFrame:
@@ -596,29 +779,40 @@ def _check_dates(perf: pd.DataFrame, since: pd.Timestamp | None) -> None:
                 "UTC): give the history of nights before it")
 
 
+def _with_scores(table: pd.DataFrame, info: pd.DataFrame, alpha: float) -> pd.DataFrame:
+    """``table`` (_judge_all's) with each node's score (score_night) after its variables' rows
+    (``info``: _series_table's series, in node order)."""
+    order = table["_ord"].to_numpy()
+    arrays = {c: table[c].to_numpy() for c in ("night", "z", "loss", "value_bad", "status", "healthy", "time",
+                                               "session", "current", "m")}
+    arrays["series"] = order
+    keys = info[NODE_KEY].to_numpy(dtype=object)
+    edges = np.r_[np.flatnonzero(np.r_[True, (keys[1:] != keys[:-1]).any(axis=1)]), len(info)]
+    node_of_series = np.repeat(np.arange(len(edges) - 1), np.diff(edges))
+    hists = _score_histories(arrays, node_of_series[order.astype(int)], len(edges) - 1)
+    scores = []
+    for i, (first, last) in enumerate(zip(edges[:-1], edges[1:])):
+        lo, hi = np.searchsorted(order, [first, last])
+        row = score_night({c: v[lo:hi] for c, v in arrays.items()}, hists[i], alpha) if hi > lo else None
+        if row is not None:
+            nkey = tuple(keys[first])
+            scores.append({**row, **dict(zip(VAR_KEY, nkey + (SCORE_TEST, SCORE_VAR))), "unit": "z",
+                           "_ord": last - 0.5})
+    if scores:
+        table = pd.concat([table, pd.DataFrame(scores)], ignore_index=True).sort_values("_ord", kind="stable",
+                                                                                        ignore_index=True)
+    return table[[c for c in TABLE_COLUMNS if c in table]]
+
+
 def judge_measurements(df: pd.DataFrame, notes: list | None = None, alpha: float = ALPHA_NIGHT) -> Drift:
-    """``judge`` of ``measurements``' rows: each variable's nights through ``judge_series``, then
-    each node's score through ``score_series``."""
+    """``judge`` of ``measurements``' rows: each variable's nights judged (_judge_batch, every
+    node's variables of as many nights at once), then each node's score (score_night)."""
     notes = list(notes or [])
-    parts = []
-    for nkey, node_df in df.groupby(NODE_KEY, sort=True):
-        n_nights = int(node_df["night"].max()) + 1
-        if n_nights > MAX_NIGHTS:  # older nights judge nothing tonight (WINDOW, CUSUM_NIGHTS)
-            node_df = node_df[node_df["night"] >= n_nights - MAX_NIGHTS]
-            node_df = node_df.assign(night=node_df["night"] - (n_nights - MAX_NIGHTS))
-            n_nights = MAX_NIGHTS
-        m_of = node_df.drop_duplicates(["night", "test", "var"]).groupby("night").size() \
-            .reindex(range(n_nights), fill_value=1) + 1  # the node's score is one more try
-        healthy = node_df.groupby("night")["healthy"].all().reindex(range(n_nights), fill_value=False)
-        table = _node_table(nkey, node_df, healthy.to_numpy(dtype=bool), m_of.to_numpy(dtype=int), alpha, notes)
-        if not table.empty:
-            parts.append(table)
-            score = score_series(table, list(m_of), alpha)
-            if not score.empty:
-                parts.append(score.assign(**dict(zip(VAR_KEY, nkey + (SCORE_TEST, SCORE_VAR))), unit="z"))
-    table = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=VAR_KEY + ["status"])
-    if table.empty:
-        return Drift(table, table, notes)
+    d, info = _series_table(df, notes)
+    if info.empty:
+        empty = pd.DataFrame(columns=VAR_KEY + ["status"])
+        return Drift(empty, empty, notes)
+    table = _with_scores(_judge_all(d, info, alpha), info, alpha)
     newest = table.groupby(NODE_KEY)["night"].transform("max")
     latest = table[(table["night"] == newest) & table["current"].astype(bool)].copy()
     if len(latest):

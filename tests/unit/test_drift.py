@@ -253,3 +253,48 @@ def test_new_nodes_in_the_same_state_are_one_line():
         "3 variables each have 1 healthy nights of history, 4 more needed: references only",
         "nightly drift: nid09999 alps:normal: 1 variables have 3 healthy nights of history, 2 more needed: "
         "references only"], said
+
+
+def test_all_nodes_at_once_judge_as_each_variable_alone():
+    # judge_measurements judges every variable of every node together (series of as many nights at
+    # once, measurements scattered into arrays): each variable's rows must be judge_series' own
+    rng = np.random.default_rng(5)
+    rows = []
+    for n in range(6):
+        nights = [4, 7, 9, 12, 12, 30][n]
+        for v in range(4):
+            unit = ("GB/s", "us")[v % 2]
+            gone = set(rng.choice(nights - 1, size=v % 3, replace=False).tolist())  # nights without the variable
+            for t in (t for t in range(nights) if t not in gone):
+                loss = 0.15 if (n, v) in ((3, 1), (5, 1), (5, 2)) and t >= nights - 2 else 0.0
+                for j in range(int(rng.choice([1, 2, 5]))):
+                    value = 10 * np.exp(rng.normal(0, 0.02) + (loss if unit == "us" else -loss))
+                    rows.append({"system": "s", "partition": "p", "node": f"n{n}", "test": "T", "var": f"v{v}",
+                                 "unit": unit, "value": np.nan if rng.random() < 0.03 else value,
+                                 "time": 1e9 + 86400 * t + j, "session": f"s{t}", "night": t,
+                                 "healthy": bool(rng.random() < 0.95), "current": t == nights - 1,
+                                 "rel_se": rng.uniform(0.001, 0.01) if rng.random() < 0.5 else np.nan})
+    df = pd.DataFrame(rows)
+    df["healthy"] = df.groupby(["node", "night"])["healthy"].transform("all")
+    table = drift.judge_measurements(df).table
+    assert set(table["status"]) >= {"new", "ok", "FAIL"} and (table["test"] == drift.SCORE_TEST).any()
+    for (node, var), g in df.groupby(["node", "var"]):
+        m = df[df["node"] == node].drop_duplicates(["night", "var"]).groupby("night").size() + 1
+        healthy = df[df["node"] == node].groupby("night")["healthy"].all()
+        sign = sc.worse_sign(g["unit"].iloc[0])
+        s = drift.Series(key=("s", "p", node, "T", var), unit=g["unit"].iloc[0], sign=sign)
+        for t, night in g.groupby("night"):
+            s.nights.append(sc.badness(night["value"].to_numpy(), sign))
+            s.times.append(night["time"].min())
+            s.sessions.append(f"s{t}")
+            s.healthy.append(bool(healthy[t]))
+            s.current.append(bool(night["current"].any()))
+            s.run_se.append(night["rel_se"].to_numpy())
+        alone = drift.judge_series(s, [int(m[t]) for t in sorted(g["night"].unique())])
+        mine = table[(table["node"] == node) & (table["var"] == var)].reset_index(drop=True)
+        assert list(mine["night"]) == sorted(g["night"].unique())
+        for col in ("status", "rule", "history", "k"):
+            assert list(mine[col]) == list(alone[col]), (node, var, col)
+        for col in ("value", "median", "z", "se", "b1", "b2", "cusum", "sees"):
+            np.testing.assert_allclose(mine[col].astype(float), alone[col].astype(float), rtol=1e-12,
+                                       err_msg=f"{node} {var} {col}")

@@ -4,7 +4,7 @@ loss injected, through the verdicts' own functions (acceptance.evaluate, drift.j
 
     python bench/studies/replay.py fleet  OUT [--pool x2|gpucluster|cicluster] [--nodes 4,6,16,64] [--k 3,5]
                                       [--trials 200] [--class] [--seed 1]
-    python bench/studies/replay.py nights OUT [--pool x2] [--trials 200] [--seed 1] [--within-call]
+    python bench/studies/replay.py nights OUT [--pool x2|h100] [--trials 200] [--seed 1] [--within-call]
     python bench/studies/replay.py table OUT      # the markdown tables of OUT's results
 
 Pools (every one a set of *runs*: the values of one repeat of every check of one node):
@@ -16,7 +16,9 @@ Pools (every one a set of *runs*: the values of one repeat of every check of one
   host ping-pong and all-reduce at 20 iterations; bench/results/2026-12-03-nvidia-h200/
   40-gpu-cluster-acceptance), a (session, node, repeat) a run: 48 runs;
 - ``cicluster``: the CI's 4-node CPU cluster's three healthy sessions (4 x 5, the same checks;
-  bench/results/2026-12-03-cpu-2core/40-ci-cluster-acceptance): 60 runs.
+  bench/results/2026-12-03-cpu-2core/40-ci-cluster-acceptance): 60 runs;
+- ``h100``: one H100 node's 10 health sessions in three device calls (the host methods and the
+  data paths; bench/results/2026-12-05-nvidia-h100-x1/52-health), a session a run.
 
 A fleet of n nodes x k repeats gives each node k distinct runs of the pool (nodes share runs where
 n k is more than the pool).  Counted per fleet: healthy nodes drained (false drains, per 1000 node
@@ -59,7 +61,10 @@ POOLS = {
                                 f"node-healthy-{i}.json") for i in (1, 2, 3)],
     "cicluster": [os.path.join(RESULTS, "2026-12-03-cpu-2core", "40-ci-cluster-acceptance", "call",
                                f"healthy-{i}.json") for i in (1, 2, 3)],
+    "h100": [os.path.join(RESULTS, "2026-12-05-nvidia-h100-x1", "52-health", "call*", "reports", "report-s*.json")],
 }
+#: the pools whose runs are whole sessions of one node (the others: a node's repeat in a session)
+SESSION_POOLS = ("x2", "h100")
 INJECTIONS = ("step", "all10", "half3")
 
 
@@ -80,7 +85,7 @@ def load_pool(name: str) -> Pool:
     _, cases, perf = load(files).frames()
     cases = cases[cases["result"].isin(["pass", "fail"])].copy()
     perf = perf[perf["result"].isin(["pass", "fail"])].copy()
-    if name == "x2":  # a session a run; 10-health's ipc-copy point-to-point left out
+    if name in SESSION_POOLS:  # a session a run; 10-health's ipc-copy point-to-point left out
         old = perf["source"].str.contains("10-health") & perf["method"].eq("ipc-copy") & \
             perf["op"].isin(["pingpong", "pair-matrix"])
         old |= perf["source"].str.contains("10-health") & perf["var"].str.startswith("ipc-copy_") & \
@@ -336,7 +341,7 @@ def tables(out: str) -> str:
               "by the second |", "|" + "---|" * 7]
     for path in sorted(glob.glob(os.path.join(out, "nights-*.json"))):
         r = json.load(open(path))
-        what = "one device call (10 sessions)" if r.get("within_call") else "all 26 sessions (3 device calls)"
+        what = "one device call" if r.get("within_call") else f"all {r['nights']} sessions"
         lines.append(f"| {r['pool']}: {what} | {r['trials']} | {r['nights_judged']} | {r['false_alarm_nights']} | "
                      f"{r['false_alarms_per_node_year']} | {pct(r['step5_first_night'])} | "
                      f"{pct(r['step5_by_second_night'])} |")

@@ -152,24 +152,6 @@ def judge_series(s: Series, m_of: Sequence[int], alpha: float = ALPHA_NIGHT,
     return _in_units(pd.DataFrame({k: v[0] for k, v in cols.items()}), s)
 
 
-#: _judge_batch's columns (each (series, night)) in the table's order; the last three only where
-#: some night was judged (its verdict's own)
-ROW_COLUMNS = ["night", "time", "session", "current", "k", "history", "healthy", "status", "rule", "value_bad",
-               "median_bad", "se", "z", "b1", "b2", "cusum", "h", "sees"]
-VERDICT_COLUMNS = ["confirm_z", "tail", "beyond2"]
-
-
-def _padded(rows: list, width: int) -> np.ndarray:
-    """Arrays of unequal length as one (len(rows), width) array, NaN padded, each row's finite
-    values first in their order."""
-    out = np.full((len(rows), max(width, 1)), np.nan)
-    for i, r in enumerate(rows):
-        r = np.asarray(r, dtype=float).ravel()
-        r = r[np.isfinite(r)]
-        out[i, :len(r)] = r
-    return out
-
-
 @dataclass
 class Nights:
     """Series of as many nights each, as (series, night[, measurement]) arrays: ``bad`` each
@@ -190,16 +172,11 @@ def _nights_of(series: list[Series], m_of: list[Sequence[int]],
                min_loss: Sequence[float | None] | None = None) -> Nights:
     """Series of as many nights each as Nights (min_loss None: statcore.MIN_LOSS of its kind)."""
     S, N = len(series), len(series[0].nights)
-    flat = [b for s in series for b in s.nights]
-    bad = _padded(flat, max(len(np.asarray(b).ravel()) for b in flat)).reshape(S, N, -1)
+    finite = [np.asarray(b, dtype=float).ravel() for s in series for b in s.nights]
+    bad = sc.pad([b[np.isfinite(b)] for b in finite]).reshape(S, N, -1)  # each night's values first
     ks = np.isfinite(bad).sum(axis=-1)
-    se = [s.run_se[t] if t < len(s.run_se) else [] for s in series for t in range(N)]
-    width = max([len(np.asarray(r).ravel()) for r in se] + [1])
-    rs = np.full((S * N, width), np.nan)
-    for i, r in enumerate(se):
-        r = np.asarray(r, dtype=float).ravel()
-        rs[i, :len(r)] = r
-    return Nights(bad=bad, run_var=_run_vars(rs.reshape(S, N, width), ks),
+    rs = sc.pad([s.run_se[t] if t < len(s.run_se) else [] for s in series for t in range(N)]).reshape(S, N, -1)
+    return Nights(bad=bad, run_var=_run_vars(rs, ks),
                   m=np.asarray([list(m) for m in m_of], dtype=int).reshape(S, N),
                   healthy=np.asarray([s.healthy for s in series], dtype=bool).reshape(S, N),
                   time=np.asarray([s.times for s in series], dtype=float).reshape(S, N),
@@ -212,8 +189,8 @@ def _nights_of(series: list[Series], m_of: list[Sequence[int]],
 
 def _judge_batch(a: Nights, alpha: float = ALPHA_NIGHT) -> dict[str, np.ndarray]:
     """judge_series of series of as many nights each, night by night for all of them at once:
-    {column: (series, night) array} (ROW_COLUMNS, and VERDICT_COLUMNS where a night was judged;
-    "night" the night's index)."""
+    {column: (series, night) array} (TABLE_COLUMNS up to ``sees``, and confirm_z, tail and beyond2
+    where a night was judged; "night" the night's index)."""
     B, M, healthy, run_var, floor = a.bad, a.m, a.healthy, a.run_var, a.floor
     S, N = B.shape[:2]
     ks = np.isfinite(B).sum(axis=-1)

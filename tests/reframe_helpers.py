@@ -1,12 +1,15 @@
 """Running ReFrame from the tests: the repository's config, a scratch prefix, a clean environment."""
 
 import ast
+import atexit
 import fcntl
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -56,6 +59,15 @@ site_configuration = runpy.run_path({config!r})["site_configuration"]
 """
 
 
+#: each ReFrame run of the tests gets a private TMPDIR under this pytest process's own folder
+#: (removed at its end), as tests/conftest.py gives each direct mpirun launch: Open MPI's
+#: launcher keeps its session directory and PMIx rendezvous there, and concurrent launches
+#: sharing /tmp once failed to start ("unable to setup a rendezvous point"); on CI a ReFrame
+#: run's job then had no output (a check failed sanity, a nightly's payload never started)
+_RFM_TMP = tempfile.mkdtemp(prefix="gc-rfm-", dir="/tmp")
+atexit.register(shutil.rmtree, _RFM_TMP, True)
+
+
 def clean_env(**extra):
     """This process's environment without the knobs that would change a job script (SBATCH_*,
     RFM_*, GPUCOMM_*), results storage off; the Lmod sites (Leonardo, LUMI) are dry-run here without Lmod, which needs
@@ -72,6 +84,7 @@ def clean_env(**extra):
     # _noise, _local_reframe) took 142 CPU seconds instead of 157.  tests/payload/test_fastloop.py
     # tests that loop; a test that wants it in a ReFrame run passes GPUCOMM_LOOP="auto"
     env[LOOP_ENV] = LOOP_MPI4PY
+    env["TMPDIR"] = tempfile.mkdtemp(prefix="r", dir=_RFM_TMP)
     env.update({k: str(v) for k, v in extra.items()})
     return env
 
@@ -223,6 +236,19 @@ def payload_ranks_under(prefix):
         if cwd.startswith(str(prefix)) and b"gpucomm" in cmd and b"pingpong" in cmd:
             pids.append(int(name))
     return pids
+
+
+def wait_for_ranks(proc, prefix, count=2, seconds=120):
+    """Wait until ``count`` payload ranks run under ``prefix``; else end ``proc`` (a ReFrame or
+    gpucomm nightly run) and fail the test with the end of its output (why it never launched)."""
+    if wait_for(lambda: len(payload_ranks_under(prefix)) >= count, seconds):
+        return
+    if proc.poll() is None:
+        proc.kill()
+    out = proc.communicate(timeout=60)[0] if proc.stdout else ""
+    jobs = "".join(f"\n--- {p}\n{p.read_text(errors='replace')[-1500:]}"
+                   for p in sorted(Path(prefix).rglob("rfm_job.err")))
+    raise AssertionError(f"the payload never started (rc {proc.returncode}): {(out or '')[-3000:]}{jobs}")
 
 
 def wait_for(predicate, seconds):

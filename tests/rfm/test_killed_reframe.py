@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from reframe_helpers import REPO, clean_env, payload_ranks_under, reframe_cmd, report_cases, wait_for
+from reframe_helpers import REPO, clean_env, payload_ranks_under, reframe_cmd, report_cases, wait_for, wait_for_ranks
 
 pytestmark = [pytest.mark.rfm, pytest.mark.mpirun]
 
@@ -27,7 +27,7 @@ def test_killed_reframe_leaves_no_rank(tmp_path, sig, limit):
     proc = subprocess.Popen(cmd, cwd=REPO, env=clean_env(GPUCOMM_TEST_HANG="1:8"),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        assert wait_for(lambda: len(payload_ranks_under(tmp_path)) >= 2, 60), "the payload never started"
+        wait_for_ranks(proc, tmp_path, seconds=60)
         time.sleep(1)  # both ranks in the timed loop, rank 1 hung by the hook
         proc.send_signal(sig)
         proc.wait(timeout=30)

@@ -277,7 +277,8 @@ def test_captured_osu_output_through_the_check_lines_up_with_the_payload(tmp_pat
     cases = report_cases(tmp_path / "report.json")
     assert len(cases) == 1 and cases[0]["result"] in ("pass", "fail"), run.stdout[-3000:]
     perf = {k.split(":")[-1]: v[0] for k, v in cases[0]["perfvalues"].items()}
-    assert perf["latency_8B"] == 0.44  # the captured table's 8 B row
+    job_err = "".join(p.read_text(errors="replace")[-1500:] for p in tmp_path.rglob("rfm_job.err"))
+    assert perf["latency_8B"] == 0.44, run.stdout[-3000:] + job_err  # the captured table's 8 B row
     results = list(tmp_path.rglob("gpucomm_results.json"))
     assert len(results) == 1
     doc = json.loads(results[0].read_text())

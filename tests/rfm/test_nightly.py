@@ -15,7 +15,16 @@ import pytest
 
 from gpucomm import constants, procs
 from gpucomm.analysis import nightly
-from reframe_helpers import REPO, clean_env, dry_runs, job_script, payload_ranks_under, reframe, wait_for
+from reframe_helpers import (
+    REPO,
+    clean_env,
+    dry_runs,
+    job_script,
+    payload_ranks_under,
+    reframe,
+    wait_for,
+    wait_for_ranks,
+)
 
 ROOT_OK = dict(OMPI_ALLOW_RUN_AS_ROOT=1, OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1)
 
@@ -86,7 +95,7 @@ def test_sigterm_ends_reframe_and_its_ranks_with_a_verdict(tmp_path):
     proc = subprocess.Popen(argv, cwd=REPO, env=clean_env(GPUCOMM_TEST_HANG="1:8", **ROOT_OK),
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        assert wait_for(lambda: len(payload_ranks_under(prefix)) >= 2, 120), "the payload never started"
+        wait_for_ranks(proc, prefix)
         second = subprocess.run(argv, cwd=REPO, env=clean_env(**ROOT_OK), stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True, timeout=120)
         assert second.returncode == constants.EXIT_BAD_INPUT, second.stdout[-2000:]
@@ -116,7 +125,7 @@ def test_kill_9_of_the_night_ends_reframe_and_its_ranks(tmp_path):
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     under = {}
     try:
-        assert wait_for(lambda: len(payload_ranks_under(prefix)) >= 2, 120), "the payload never started"
+        wait_for_ranks(proc, prefix)
         under = procs.descendants(proc.pid)
         assert len(under) >= 3  # reframe, mpirun, the ranks
         proc.kill()

@@ -85,3 +85,23 @@ def test_one_session_a_node_says_what_the_drift_says(tmp_path):
     assert fast[2].failed.empty and fast[2].suspects.empty
     assert sorted(fast[2].latest["status"]) == sorted(full.latest[full.latest["test"] != drift.SCORE_TEST]["status"])
     assert not (tmp_path / "drift.csv").exists()
+
+
+def test_each_perf_row_is_its_test_case_with_its_own_value(tmp_path):
+    """The perf frame is built column-wise (a week of 1,024-node nights: 1.2 million rows): each
+    row still carries its own test case's columns and its own value, unit and reference result,
+    and reading the frames twice gives them again."""
+    from gpucomm.analysis import inputs
+    batch(tmp_path / "s.json", nodes=6)
+    doc = json.loads((tmp_path / "s.json").read_text())
+    data = inputs.load([str(tmp_path / "s.json")])
+    _, cases, perf = data.frames()
+    _, cases2, perf2 = data.frames()
+    pd.testing.assert_frame_equal(perf, perf2)
+    pd.testing.assert_frame_equal(cases, cases2)
+    want = sorted((tc["job_nodelist"][0], tc["display_name"].split()[0], tc["result"], key.rsplit(":", 1)[-1],
+                   val[0], val[4], val[5]) for tc in doc["runs"][0]["testcases"]
+                  for key, val in tc["perfvalues"].items())
+    got = sorted(zip(perf["node"], perf["test"].str.split().str[0], perf["result"], perf["var"], perf["value"],
+                     perf["unit"], perf["var_result"]))
+    assert got == want and len(set(perf["node"])) == 6

@@ -44,16 +44,24 @@ def _run(mpirun, tmp_path, name, env):
 
 
 def test_the_named_host_is_factor_times_slower_in_latency_and_bandwidth(mpirun, tmp_path):
-    _, meta, base = _run(mpirun, tmp_path, "base", {})
-    run, slow_meta, slow = _run(mpirun, tmp_path, "slow", {TEST_SLOW_NODE: f"{HERE}:20"})
-    assert "test_hook" not in meta and "TEST HOOK ACTIVE" in run.stdout
-    assert slow_meta["test_hook"].startswith(f"{TEST_SLOW_NODE}={HERE}:20: every timed sample on {HERE} 20x")
-    # 20x by construction; against the base run's best sample (a loaded CI machine once made the
-    # base run's median 5x its usual 8 B latency), and 5x leaves the noise room
+    # 20x by construction, judged against the best sample of two base runs launched between the
+    # slow ones, and 5x leaves the noise room: on CI's loaded machine one base run's best 8 B
+    # sample was once 4.6 us while the slow run next to it sampled 1 us (20.3 us with the hook)
+    runs: dict[str, list] = {}
+    for i in range(2):
+        for name, env in (("base", {}), ("slow", {TEST_SLOW_NODE: f"{HERE}:20"})):
+            runs.setdefault(name, []).append(_run(mpirun, tmp_path, f"{name}{i}", env))
+    for run, meta, _ in runs["slow"]:
+        assert "TEST HOOK ACTIVE" in run.stdout
+        assert meta["test_hook"].startswith(f"{TEST_SLOW_NODE}={HERE}:20: every timed sample on {HERE} 20x")
+    assert all("test_hook" not in meta for _, meta, _ in runs["base"])
     for size in (8, 65536):
-        assert slow[size]["time_us"]["median"] > 5 * base[size]["time_us"]["min"], (size, base, slow)
-        assert slow[size]["goodput_GBps"] < base[size]["goodput_GBps_best"] / 5
-        assert slow[size]["validated"]
+        best = min(r[size]["time_us"]["min"] for _, _, r in runs["base"])
+        best_goodput = max(r[size]["goodput_GBps_best"] for _, _, r in runs["base"])
+        for _, _, slow in runs["slow"]:
+            assert slow[size]["time_us"]["median"] > 5 * best, (size, runs)
+            assert slow[size]["goodput_GBps"] < best_goodput / 5
+            assert slow[size]["validated"]
 
 
 def test_another_host_is_not_slowed_and_the_record_says_so(mpirun, tmp_path):

@@ -7,10 +7,12 @@ import hashlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from pathlib import Path
 
 from gpucomm.constants import LOOP_ENV, LOOP_MPI4PY
@@ -230,7 +232,8 @@ def payload_ranks_under(prefix):
     for name in filter(str.isdigit, os.listdir("/proc")):
         try:
             cwd = os.readlink(f"/proc/{name}/cwd")
-            cmd = open(f"/proc/{name}/cmdline", "rb").read().split(b"\0")
+            with open(f"/proc/{name}/cmdline", "rb") as fp:
+                cmd = fp.read().split(b"\0")
         except OSError:
             continue
         if cwd.startswith(str(prefix)) and b"gpucomm" in cmd and b"pingpong" in cmd:
@@ -238,17 +241,36 @@ def payload_ranks_under(prefix):
     return pids
 
 
-def wait_for_ranks(proc, prefix, count=2, seconds=120):
-    """Wait until ``count`` payload ranks run under ``prefix``; else end ``proc`` (a ReFrame or
-    gpucomm nightly run) and fail the test with the end of its output (why it never launched)."""
-    if wait_for(lambda: len(payload_ranks_under(prefix)) >= count, seconds):
-        return
-    if proc.poll() is None:
-        proc.kill()
-    out = proc.communicate(timeout=60)[0] if proc.stdout else ""
+def start_with_ranks(argv_of, env, output=True, count=2, seconds=120):
+    """Start the run ``argv_of(attempt)`` gives, ``(argv, prefix)``, whose payload hangs
+    (GPUCOMM_TEST_HANG), until ``count`` payload ranks run under its prefix: (process, argv,
+    prefix).  A run that ended before any rank ran (its launch failed; CI twice saw a run whose
+    job had no output) is started once more, with a warning holding its output and its job's
+    stderr; a second such run, or one still going without its ranks after ``seconds``, fails the
+    test with them.  ``output``: the process's stdout and stderr piped (else discarded)."""
+    pipe = dict(stdout=subprocess.PIPE, stderr=subprocess.STDOUT) if output else \
+        dict(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for attempt in range(2):
+        argv, prefix = argv_of(attempt)
+        proc = subprocess.Popen(argv, cwd=REPO, env=env, text=True, **pipe)
+        wait_for(lambda p=proc, d=prefix: len(payload_ranks_under(d)) >= count or p.poll() is not None, seconds)
+        if len(payload_ranks_under(prefix)) >= count:
+            return proc, argv, prefix
+        if proc.poll() is None:
+            proc.kill()
+        said = _never_started(proc, prefix)
+        if attempt or proc.returncode == -signal.SIGKILL:
+            raise AssertionError(said)
+        warnings.warn(f"{said}: started once more", stacklevel=2)
+    raise AssertionError("unreachable")
+
+
+def _never_started(proc, prefix):
+    """What a run whose payload never started printed, and its jobs' stderr."""
+    out = proc.communicate(timeout=60)[0] if proc.stdout else "(not kept)"
     jobs = "".join(f"\n--- {p}\n{p.read_text(errors='replace')[-1500:]}"
                    for p in sorted(Path(prefix).rglob("rfm_job.err")))
-    raise AssertionError(f"the payload never started (rc {proc.returncode}): {(out or '')[-3000:]}{jobs}")
+    return f"the payload never started (exit {proc.returncode}): {(out or '')[-3000:]}{jobs}"
 
 
 def wait_for(predicate, seconds):

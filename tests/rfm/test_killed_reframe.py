@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from reframe_helpers import REPO, clean_env, payload_ranks_under, reframe_cmd, report_cases, wait_for, wait_for_ranks
+from reframe_helpers import REPO, clean_env, payload_ranks_under, reframe_cmd, report_cases, start_with_ranks, wait_for
 
 pytestmark = [pytest.mark.rfm, pytest.mark.mpirun]
 
@@ -22,21 +22,23 @@ def test_killed_reframe_leaves_no_rank(tmp_path, sig, limit):
     ranks end within seconds, not at their watchdog's limit.  kill -9 (no cancellation; the
     job's shell and mpirun live on) with no time limit at all: the ranks end within seconds
     too, watching the ReFrame process (rfm.watch)."""
-    cmd = reframe_cmd("-c", REPO / "checks", "-n", "^PingPongCheck%method=host", "-S", "sizes=8",
-                      *limit, "-r", "--prefix", tmp_path)
-    proc = subprocess.Popen(cmd, cwd=REPO, env=clean_env(GPUCOMM_TEST_HANG="1:8"),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    def run(attempt):
+        prefix = tmp_path / f"try{attempt}"
+        return reframe_cmd("-c", REPO / "checks", "-n", "^PingPongCheck%method=host", "-S", "sizes=8",
+                           *limit, "-r", "--prefix", prefix), prefix
+
+    proc = None
     try:
-        wait_for_ranks(proc, tmp_path, seconds=60)
+        proc, _, prefix = start_with_ranks(run, clean_env(GPUCOMM_TEST_HANG="1:8"), output=False, seconds=60)
         time.sleep(1)  # both ranks in the timed loop, rank 1 hung by the hook
         proc.send_signal(sig)
         proc.wait(timeout=30)
-        left = wait_for(lambda: not payload_ranks_under(tmp_path), 5) or payload_ranks_under(tmp_path)
+        left = wait_for(lambda: not payload_ranks_under(prefix), 5) or payload_ranks_under(prefix)
         assert left is True, f"payload ranks left running: {left}"
     finally:
         for pid in payload_ranks_under(tmp_path):
             os.kill(pid, signal.SIGKILL)
-        if proc.poll() is None:
+        if proc is not None and proc.poll() is None:
             proc.kill()
 
 

@@ -3,6 +3,7 @@ OSU 7.4 here and on that node), and the native checks' skip when a binary is abs
 
 import json
 import subprocess
+import warnings
 from pathlib import Path
 
 import pytest
@@ -272,14 +273,19 @@ def test_captured_osu_output_through_the_check_lines_up_with_the_payload(tmp_pat
                     f"cat {DATA / 'osu7_latency_host_h200x2.txt'}\nexit 0\n")
     fake.chmod(0o755)
     env = clean_env(OMPI_ALLOW_RUN_AS_ROOT=1, OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1, GPUCOMM_OSU_DIR=str(bindir))
-    run = reframe("-c", "checks/native.py", "-n", "OsuCheck%bench=osu_latency%buffers=host", "-r",
-                  "--prefix", tmp_path, "--report-file", tmp_path / "report.json", env=env)
-    cases = report_cases(tmp_path / "report.json")
-    assert len(cases) == 1 and cases[0]["result"] in ("pass", "fail"), run.stdout[-3000:]
-    perf = {k.split(":")[-1]: v[0] for k, v in cases[0]["perfvalues"].items()}
-    job_err = "".join(p.read_text(errors="replace")[-1500:] for p in tmp_path.rglob("rfm_job.err"))
-    assert perf["latency_8B"] == 0.44, run.stdout[-3000:] + job_err  # the captured table's 8 B row
-    results = list(tmp_path.rglob("gpucomm_results.json"))
+    for attempt in range(2):  # CI once saw this job end without output (cause unknown): once more
+        top = tmp_path / f"try{attempt}"
+        run = reframe("-c", "checks/native.py", "-n", "OsuCheck%bench=osu_latency%buffers=host", "-r",
+                      "--prefix", top, "--report-file", top / "report.json", env=env)
+        cases = report_cases(top / "report.json")
+        assert len(cases) == 1 and cases[0]["result"] in ("pass", "fail"), run.stdout[-3000:]
+        perf = {k.split(":")[-1]: v[0] for k, v in cases[0]["perfvalues"].items()}
+        said = run.stdout[-3000:] + "".join(p.read_text(errors="replace")[-1500:] for p in top.rglob("rfm_job.err"))
+        if perf["latency_8B"] is not None or attempt:
+            break
+        warnings.warn(f"the check's job gave no values: {said}: run once more", stacklevel=1)
+    assert perf["latency_8B"] == 0.44, said  # the captured table's 8 B row
+    results = list(top.rglob("gpucomm_results.json"))
     assert len(results) == 1
     doc = json.loads(results[0].read_text())
     assert doc["meta"]["method"] == "osu-host" and {r["method"] for r in doc["results"]} == {"osu-host"}

@@ -22,8 +22,8 @@ from reframe_helpers import (
     job_script,
     payload_ranks_under,
     reframe,
+    start_with_ranks,
     wait_for,
-    wait_for_ranks,
 )
 
 ROOT_OK = dict(OMPI_ALLOW_RUN_AS_ROOT=1, OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1)
@@ -89,13 +89,10 @@ def test_sigterm_ends_reframe_and_its_ranks_with_a_verdict(tmp_path):
     """A cron ``timeout`` (SIGTERM) mid-run, a rank hung: old, reframe lived on with parent 1 and
     both ranks ran on, no verdict.  Meanwhile a second night given the same --out refuses (old:
     both ran, the second's report replaced the first's)."""
-    night, prefix = tmp_path / "night", tmp_path / "prefix"
-    argv = [sys.executable, "-m", "gpucomm", "nightly", "--out", str(night), "-n", "^HealthCheck%operation=pingpong",
-            "-S", "sizes=8", "--prefix", str(prefix)]
-    proc = subprocess.Popen(argv, cwd=REPO, env=clean_env(GPUCOMM_TEST_HANG="1:8", **ROOT_OK),
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc, prefix = None, tmp_path
     try:
-        wait_for_ranks(proc, prefix)
+        proc, argv, prefix = start_with_ranks(lambda i: _hung_night(tmp_path / f"try{i}"),
+                                              clean_env(GPUCOMM_TEST_HANG="1:8", **ROOT_OK))
         second = subprocess.run(argv, cwd=REPO, env=clean_env(**ROOT_OK), stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True, timeout=120)
         assert second.returncode == constants.EXIT_BAD_INPUT, second.stdout[-2000:]
@@ -107,10 +104,17 @@ def test_sigterm_ends_reframe_and_its_ranks_with_a_verdict(tmp_path):
         assert verdict.startswith("gpucomm nightly: FAIL: stopped by SIGTERM: reframe ended"), verdict
         assert wait_for(lambda: not payload_ranks_under(prefix), 10), payload_ranks_under(prefix)
     finally:
-        for pid in payload_ranks_under(prefix):
+        for pid in payload_ranks_under(tmp_path):
             os.kill(pid, signal.SIGKILL)
-        if proc.poll() is None:
+        if proc is not None and proc.poll() is None:
             proc.kill()
+
+
+def _hung_night(top):
+    """(argv, prefix) of a gpucomm nightly under ``top`` of one host ping-pong at 8 B."""
+    night, prefix = top / "night", top / "prefix"
+    return [sys.executable, "-m", "gpucomm", "nightly", "--out", str(night), "-n", "^HealthCheck%operation=pingpong",
+            "-S", "sizes=8", "--prefix", str(prefix)], prefix
 
 
 def test_kill_9_of_the_night_ends_reframe_and_its_ranks(tmp_path):
@@ -118,24 +122,20 @@ def test_kill_9_of_the_night_ends_reframe_and_its_ranks(tmp_path):
     reframe (its own session, parent 1) and both ranks ran on, report.json a 0-byte claim until
     reframe ended.  Now reframe dies with its parent (SIGTERM, as a stop signal is passed on): it
     cancels, writes its report, and its ranks end with it."""
-    night, prefix = tmp_path / "night", tmp_path / "prefix"
-    argv = [sys.executable, "-m", "gpucomm", "nightly", "--out", str(night), "-n", "^HealthCheck%operation=pingpong",
-            "-S", "sizes=8", "--prefix", str(prefix)]
-    proc = subprocess.Popen(argv, cwd=REPO, env=clean_env(GPUCOMM_TEST_HANG="1:8", **ROOT_OK),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    under = {}
+    proc, under = None, {}
     try:
-        wait_for_ranks(proc, prefix)
+        proc, _, prefix = start_with_ranks(lambda i: _hung_night(tmp_path / f"try{i}"),
+                                           clean_env(GPUCOMM_TEST_HANG="1:8", **ROOT_OK), output=False)
         under = procs.descendants(proc.pid)
         assert len(under) >= 3  # reframe, mpirun, the ranks
         proc.kill()
         proc.wait(timeout=30)
         assert wait_for(lambda: not procs.still_running(under), 30), procs.still_running(under)
-        assert (night / "report.json").stat().st_size > 0  # reframe's report, not the claim
+        assert (prefix.parent / "night" / "report.json").stat().st_size > 0  # reframe's report, not the claim
     finally:
         for pid in procs.still_running(under):
             os.kill(pid, signal.SIGKILL)
-        if proc.poll() is None:
+        if proc is not None and proc.poll() is None:
             proc.kill()
 
 

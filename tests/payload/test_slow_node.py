@@ -43,6 +43,7 @@ def _run(mpirun, tmp_path, name, env):
     return run, doc["meta"], {r["size"]: r for r in doc["results"]}
 
 
+@pytest.mark.alone  # a slowdown ratio between runs: no other test's ranks on the CPUs (tests/machine.py)
 def test_the_named_host_is_factor_times_slower_in_latency_and_bandwidth(mpirun, tmp_path):
     # 20x by construction, judged against the best sample of two base runs launched between the
     # slow ones, and 5x leaves the noise room: on CI's loaded machine one base run's best 8 B

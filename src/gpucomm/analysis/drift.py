@@ -528,15 +528,21 @@ TABLE_COLUMNS = ["night", "time", "session", "current", "k", "history", "healthy
                  "value", "median", "change", "loss"] + VAR_KEY + ["unit"]
 
 
+def _where(df: pd.DataFrame, keep: pd.Series) -> pd.DataFrame:
+    """The rows of ``df`` that ``keep``: ``df`` itself where that is all of them (no copy of 1.2 million rows)."""
+    return df if keep.all() else df[keep]
+
+
 def _series_table(df: pd.DataFrame, notes: list) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``measurements``' rows (nights numbered per node) as series: (the rows sorted by node,
     variable and night, the measurements of a night in their order, each with its series ``sid``
     and its night's node-wide ``m`` and ``healthy``; one row per series: keys, unit, sign),
     the series whose direction is unknown left out (a note says so)."""
-    d = df[df[NODE_KEY].notna().all(axis=1)]
+    d = _where(df, df[NODE_KEY].notna().all(axis=1))
     nights = d.groupby(NODE_KEY)["night"].transform("max") + 1
-    old = nights - MAX_NIGHTS  # older nights judge nothing tonight (WINDOW, CUSUM_NIGHTS)
-    d = d[d["night"] >= old.clip(lower=0)].assign(night=lambda x: x["night"] - old.clip(lower=0).loc[x.index])
+    old = (nights - MAX_NIGHTS).clip(lower=0)  # older nights judge nothing tonight (WINDOW, CUSUM_NIGHTS)
+    if old.any():
+        d = d[d["night"] >= old].assign(night=lambda x: x["night"] - old.loc[x.index])
     per_night = d.drop_duplicates(NODE_KEY + ["night", "test", "var"]).groupby(NODE_KEY + ["night"]).size()
     d = d.join((per_night + 1).rename("m"), on=NODE_KEY + ["night"])  # the node's score is one more try
     d = d.assign(healthy=d.groupby(NODE_KEY + ["night"])["healthy"].transform("all"))
@@ -719,7 +725,11 @@ def judge_nights(perf: pd.DataFrame, cases: pd.DataFrame, since: pd.Timestamp | 
     _check_dates(perf, since)
     df, notes = measurements(perf, cases, since, night_gap_h)
     first = first_nights(df, notes)
-    return first if first is not None else judge_measurements(df, notes, alpha)
+    if first is not None:
+        return first
+    rows = [df]
+    del df  # _judge_rows lets it go once its series are drawn (a week of 1,024-node nights: 0.2 GB)
+    return _judge_rows(rows, list(notes), alpha)
 
 
 def first_nights(df: pd.DataFrame, notes: list) -> Drift | None:
@@ -743,10 +753,10 @@ def _check_dates(perf: pd.DataFrame, since: pd.Timestamp | None) -> None:
         return
     t = pd.to_numeric(perf["time"], errors="coerce")
     hist = perf["history"].fillna(False).astype(bool)
-    now = perf[~hist & t.notna()]
+    now = t[~hist & t.notna()]
     if now.empty:
         return
-    tonight = float(pd.to_numeric(now["time"]).max())
+    tonight = float(now.max())
     if since is not None and since.timestamp() > tonight:
         raise DriftInputError(f"--since {since:%Y-%m-%d %H:%M} UTC is after this run's newest session "
                               f"({pd.to_datetime(tonight, unit='s', utc=True):%Y-%m-%d %H:%M} UTC): no night of "
@@ -790,8 +800,13 @@ def _with_scores(table: pd.DataFrame, info: pd.DataFrame, alpha: float) -> pd.Da
 def judge_measurements(df: pd.DataFrame, notes: list | None = None, alpha: float = ALPHA_NIGHT) -> Drift:
     """``judge`` of ``measurements``' rows: each variable's nights judged (_judge_batch, every
     node's variables of as many nights at once), then each node's score (score_night)."""
-    notes = list(notes or [])
-    d, info = _series_table(df, notes)
+    return _judge_rows([df], list(notes or []), alpha)
+
+
+def _judge_rows(rows: list[pd.DataFrame], notes: list, alpha: float) -> Drift:
+    """judge_measurements of the one table in ``rows``, which it takes out: neither that table nor
+    the series drawn from it outlive their use (a week of 1,024-node nights: 1.2 million rows)."""
+    d, info = _series_table(rows.pop(), notes)
     if info.empty:
         empty = pd.DataFrame(columns=VAR_KEY + ["status"])
         return Drift(empty, empty, notes)

@@ -63,9 +63,9 @@ site_configuration = runpy.run_path({config!r})["site_configuration"]
 
 #: each ReFrame run of the tests gets a private TMPDIR under this pytest process's own folder
 #: (removed at its end), as tests/conftest.py gives each direct mpirun launch: Open MPI's
-#: launcher keeps its session directory and PMIx rendezvous there, and concurrent launches
-#: sharing /tmp once failed to start ("unable to setup a rendezvous point"); on CI a ReFrame
-#: run's job then had no output (a check failed sanity, a nightly's payload never started)
+#: launcher keeps its session directory and PMIx rendezvous there (direct launches once failed
+#: to start: "unable to setup a rendezvous point").  CI twice saw a ReFrame run's job without
+#: output; whether a shared /tmp did it is not known (400 concurrent launches sharing it all started)
 _RFM_TMP = tempfile.mkdtemp(prefix="gc-rfm-", dir="/tmp")
 atexit.register(shutil.rmtree, _RFM_TMP, True)
 

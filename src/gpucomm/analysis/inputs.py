@@ -220,7 +220,6 @@ def load(paths: Iterable[str], history_paths: Iterable[str] = (),
             kind, note = "error", f"could not be read ({type(exc).__name__}: {exc})"
             data.problems.append(f"{path}: {note}")
         data.files.append((path, kind, note))
-        release_freed_memory()
     locate_sweeps(data)
     return data
 
@@ -570,7 +569,7 @@ def _case_row(tc, session, end, dry, history, kind, path, reframe_version=None):
     # ReFrame's Slurm scheduler lists a job it never saw running as ['None']: a --distribute
     # case's own node (%.nid) then names it, not a node "None"
     nodes = ",".join(real_nodes(listed)) or node or "?"
-    return {k: sys.intern(v) if type(v) is str else v for k, v in {"time": tc.get("job_completion_time_unix") or end,
+    row = {"time": tc.get("job_completion_time_unix") or end,
             "session": session, "system": tc.get("system"), "partition": tc.get("partition"),
             "environ": tc.get("environ"), "test": test, "case": shown, "node": node, "repeat": repeat,
             "nodes": nodes, "result": tc.get("result"), "software": software_of(tc, reframe_version),
@@ -578,7 +577,8 @@ def _case_row(tc, session, end, dry, history, kind, path, reframe_version=None):
             "fail_phase": tc.get("fail_phase"), "fail_reason": tc.get("fail_reason"), "dry_run": dry,
             "outputdir": tc.get("outputdir"), "op": tc.get("op"), "method": tc.get("method"),
             "tool": tool_label(tc), "nranks": tc.get("num_tasks"), "history": history, "kind": kind,
-            "source": path}.items()}
+            "source": path}
+    return {k: sys.intern(v) if type(v) is str else v for k, v in row.items()}  # _word, inline: 3 M values
 
 
 #: a node job's inner status word -> (result, fail_phase) of its unfolded test case

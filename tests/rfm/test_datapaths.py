@@ -9,7 +9,9 @@ import re
 
 import pytest
 
-from gpucomm.payload.ops.datapaths import hbm_peak_GBps, kernel_source
+from gpucomm.constants import DATAPATH_LOCAL
+from gpucomm.errors import PlausibilityError
+from gpucomm.payload.ops.datapaths import DataPaths, hbm_peak_GBps, kernel_source, l2_cache_bytes
 from reframe_helpers import DATAPATH_CHECKS, clean_env, job_script, reframe, report_cases
 from test_sites import BIND, SITES, VENV_PYTHON, mode_cases
 
@@ -135,3 +137,36 @@ def test_hbm_peak_reads_the_named_attributes():
     cuda = _Runtime(36, 37, {36: 2_619_000, 37: 5120})
     assert hbm_peak_GBps(cuda, 0) == pytest.approx(2 * 2.619e9 * 5120 / 8 / 1e9)
     assert hbm_peak_GBps(object(), 0) is None  # a runtime without the names: no peak, no guess
+
+
+def _local_copy_guard(peak, l2):
+    op = object.__new__(DataPaths)
+    op.hbm_limits, op.l2_sizes = [peak], [l2]
+    return op._hold_to_memory_peak
+
+
+def test_a_local_copy_that_fits_the_l2_cache_may_run_above_the_memory_peak():
+    """On an H100 (50 MiB L2, 3352 GB/s memory peak) a 16 MiB local copy ran at 3387 GB/s read
+    + write (bench/results/2026-12-06-nvidia-h100-x1/52-acceptance): the cache, not a bug.  A
+    copy larger than the cache above the peak is one; without the L2's size, 256 MiB stands."""
+    hold = _local_copy_guard(3352.3, 50 << 20)
+    hold(DATAPATH_LOCAL, 16 << 20, 3386.9)
+    hold("h2d-ce", 1 << 30, 9999.0)  # the memory's peak holds the local copy only
+    with pytest.raises(PlausibilityError, match="larger than the L2 cache"):
+        hold(DATAPATH_LOCAL, 64 << 20, 3386.9)
+    hold(DATAPATH_LOCAL, 64 << 20, 3000.0)
+    unknown = _local_copy_guard(3352.3, None)
+    unknown(DATAPATH_LOCAL, 64 << 20, 3386.9)
+    with pytest.raises(PlausibilityError):
+        unknown(DATAPATH_LOCAL, 512 << 20, 3386.9)
+
+
+def test_l2_cache_reads_the_named_attribute():
+    class Runtime:
+        cudaDevAttrL2CacheSize = 38
+
+        def deviceGetAttribute(self, attr, device):
+            return {38: 50 << 20}[attr]
+
+    assert l2_cache_bytes(Runtime(), 0) == 50 << 20
+    assert l2_cache_bytes(object(), 0) is None

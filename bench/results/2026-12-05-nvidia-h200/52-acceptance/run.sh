@@ -53,5 +53,5 @@ PY
 phase "gpucomm acceptance"
 python3 -m gpucomm acceptance "$OUT/acceptance.json" --out "$OUT/verdict" 2>&1 | tail -n 15; echo "rc=$?"
 rm -rf "$OUT/rfm/stage"
-tar czf "$OUT/acceptance.tgz" -C "$OUT" acceptance.json acceptance.log verdict 2>/dev/null
+tar czf "$OUT/acceptance.tgz" -C "$OUT" acceptance.json acceptance.log verdict rfm/output 2>/dev/null
 phase "done"

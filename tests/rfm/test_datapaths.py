@@ -139,10 +139,14 @@ def test_hbm_peak_reads_the_named_attributes():
     assert hbm_peak_GBps(object(), 0) is None  # a runtime without the names: no peak, no guess
 
 
-def _local_copy_guard(peak, l2):
+def _datapaths(peak, l2):
     op = object.__new__(DataPaths)
-    op.hbm_limits, op.l2_sizes = [peak], [l2]
-    return op._hold_to_memory_peak
+    op.hbm_limits, op.l2_sizes, op.rank_directions = [peak], [l2], None
+    return op
+
+
+def _local_copy_guard(peak, l2):
+    return _datapaths(peak, l2)._hold_to_memory_peak
 
 
 def test_a_local_copy_that_fits_the_l2_cache_may_run_above_the_memory_peak():
@@ -151,7 +155,10 @@ def test_a_local_copy_that_fits_the_l2_cache_may_run_above_the_memory_peak():
     copy larger than the cache above the peak is one; without the L2's size, 256 MiB stands."""
     hold = _local_copy_guard(3352.3, 50 << 20)
     hold(DATAPATH_LOCAL, 16 << 20, 3386.9)
-    hold("h2d-ce", 1 << 30, 9999.0)  # the memory's peak holds the local copy only
+    op = _datapaths(3352.3, 50 << 20)
+    for path in ("h2d-ce", DATAPATH_LOCAL):  # a path across the host link has no hbm_GBps
+        op.case = {"path": path, "scope": "single", "gpu": 0}
+        assert op.metrics(64 << 20, 1e-3)["goodput_GBps"] > 0
     with pytest.raises(PlausibilityError, match="larger than the L2 cache"):
         hold(DATAPATH_LOCAL, 64 << 20, 3386.9)
     hold(DATAPATH_LOCAL, 64 << 20, 3000.0)

@@ -475,14 +475,14 @@ class DataPaths(Operation):
                 out["gpu_results"].append({"gpu": g, "bus_id": self.buses[g], "time_us": t * 1e6,
                                            **datapath_GBps(parse_path(path)[0], size, t),
                                            **self._each_direction(size, g)})
-        self._hold_to_memory_peak(path, size, out["hbm_GBps"])
+        self._hold_to_memory_peak(path, size, out.get("hbm_GBps"))
         return out
 
     def _hold_to_memory_peak(self, path, size, hbm_GBps):
         """A local copy larger than the L2 cache above the memory's peak is a measurement bug."""
         limit = min(filter(None, self.hbm_limits), default=None)
         cache = max(filter(None, self.l2_sizes), default=L2_UNKNOWN_BYTES)
-        if path == DATAPATH_LOCAL and limit and size > cache and hbm_GBps > limit:
+        if path == DATAPATH_LOCAL and limit and hbm_GBps and size > cache and hbm_GBps > limit:
             raise collective(PlausibilityError(
                 f"{path} at {size} B: {hbm_GBps:.1f} GB/s read + write is above the device "
                 f"memory's peak {limit:.1f} GB/s (clock x bus width), the copy larger than the "

@@ -59,7 +59,8 @@ BLOCK, BLOCKS_PER_SM = 512, 4
 ATTR_MEMORY_CLOCK, ATTR_BUS_WIDTH = "cudaDevAttrMemoryClockRate", "cudaDevAttrGlobalMemoryBusWidth"
 #: the L2 cache's size in bytes, by name as above (hipDeviceAttributeL2CacheSize under ROCm)
 ATTR_L2 = "cudaDevAttrL2CacheSize"
-#: the cache a local copy is held above where the runtime does not say its L2 (bytes)
+#: where the runtime does not say its L2: a cache taken larger than it can be (bytes), so that
+#: the guard holds only copies that cannot fit (a guess on the safe side, not a measurement)
 L2_UNKNOWN_BYTES = 256 << 20
 
 #: the SM paths' kernels, one source for CUDA (NVRTC) and ROCm (hiprtc, cupy's RawModule there),
@@ -121,23 +122,26 @@ def has_ipc_lock(status="/proc/self/status"):
         return False
 
 
+def device_attribute(runtime, name, device):
+    """A device attribute by its name in cupy's runtime (ATTR_*), or None where the runtime has
+    no such name, refuses it or answers 0."""
+    try:
+        return runtime.deviceGetAttribute(getattr(runtime, name), device) or None
+    except Exception:  # a runtime without the attribute's name, or that refuses it
+        return None
+
+
 def hbm_peak_GBps(runtime, device):
     """The device memory's peak (GB/s, both directions together) from its clock and bus width
     (double data rate), or None where the runtime does not say."""
-    try:
-        clock_khz = runtime.deviceGetAttribute(getattr(runtime, ATTR_MEMORY_CLOCK), device)
-        width = runtime.deviceGetAttribute(getattr(runtime, ATTR_BUS_WIDTH), device)
-    except Exception:  # a runtime without the attribute's name, or that refuses it
-        return None
+    clock_khz = device_attribute(runtime, ATTR_MEMORY_CLOCK, device)
+    width = device_attribute(runtime, ATTR_BUS_WIDTH, device)
     return 2 * clock_khz * 1e3 * width / 8 / 1e9 if clock_khz and width else None
 
 
 def l2_cache_bytes(runtime, device):
     """The device's L2 cache in bytes, or None where the runtime does not say."""
-    try:
-        size = runtime.deviceGetAttribute(getattr(runtime, ATTR_L2), device)
-    except Exception:  # a runtime without the attribute's name, or that refuses it
-        return None
+    size = device_attribute(runtime, ATTR_L2, device)
     return int(size) if size else None
 
 

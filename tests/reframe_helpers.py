@@ -226,19 +226,45 @@ def watchdog_s(case):
     return f"{max(30.0, 0.9 * float(case['time_limit']) - 15):g}"
 
 
-def payload_ranks_under(prefix):
-    """pids of the payload processes (gpucomm pingpong) whose working directory is under ``prefix``."""
+#: argv[0]s of the launchers whose command line holds the payload's (``mpirun ... -m gpucomm
+#: pingpong``): not ranks
+LAUNCHER_NAMES = {b"mpirun", b"mpiexec", b"prterun", b"orterun", b"srun"}
+
+
+def payload_ranks_under(prefix, launchers=False):
+    """pids of the payload ranks (gpucomm pingpong; ``launchers``: and their mpirun) whose
+    working directory is under ``prefix``, but for those that have ended (zombies, which the
+    container's init reaps a moment later)."""
     pids = []
     for name in filter(str.isdigit, os.listdir("/proc")):
         try:
             cwd = os.readlink(f"/proc/{name}/cwd")
             with open(f"/proc/{name}/cmdline", "rb") as fp:
                 cmd = fp.read().split(b"\0")
-        except OSError:
+            with open(f"/proc/{name}/stat") as fp:
+                ended = fp.read().rpartition(")")[2].split()[0] == "Z"  # a zombie: ended, not yet reaped
+        except (OSError, IndexError):
             continue
-        if cwd.startswith(str(prefix)) and b"gpucomm" in cmd and b"pingpong" in cmd:
+        if not ended and cwd.startswith(str(prefix)) and b"gpucomm" in cmd and b"pingpong" in cmd \
+                and (launchers or os.path.basename(cmd[0]) not in LAUNCHER_NAMES):
             pids.append(int(name))
     return pids
+
+
+def describe_processes(pids):
+    """'pid (name, state S, parent P)' for each of ``pids`` still there: what a test that found
+    processes left over says of them."""
+    said = []
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as fp:
+                stat = fp.read()
+        except OSError:
+            said.append(f"{pid} (gone)")
+            continue
+        name, (state, ppid) = stat[stat.index("(") + 1:stat.rindex(")")], stat[stat.rindex(")") + 2:].split()[:2]
+        said.append(f"{pid} ({name}, state {state}, parent {ppid})")
+    return ", ".join(said)
 
 
 def start_with_ranks(argv_of, env, output=True, count=2, seconds=120):

@@ -104,7 +104,7 @@ def test_sigterm_ends_reframe_and_its_ranks_with_a_verdict(tmp_path):
         assert verdict.startswith("gpucomm nightly: FAIL: stopped by SIGTERM: reframe ended"), verdict
         assert wait_for(lambda: not payload_ranks_under(prefix), 10), payload_ranks_under(prefix)
     finally:
-        for pid in payload_ranks_under(tmp_path):
+        for pid in payload_ranks_under(tmp_path, launchers=True):
             os.kill(pid, signal.SIGKILL)
         if proc is not None and proc.poll() is None:
             proc.kill()

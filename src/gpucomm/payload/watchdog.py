@@ -12,9 +12,11 @@ killed with -9: its job's shell and mpirun live on, rfm.watch sets the variable)
 
 MPI start-up is watched by another process: mpi4py holds the GIL in MPI_Init, so no thread of
 the rank runs until it returns.  ``StartupSentinel`` forks before MPI_Init; it ends a rank
-still in MPI_Init past the time limit, and, where MPI_Init ended the rank (Open MPI's "MPI_Init
-failed" and "Local abort before MPI_INIT completed"), ends the launcher if that is still there
-after LAUNCHER_GRACE_S (Open MPI 5's prterun sometimes waits for ever after such an abort).
+still in MPI_Init past the time limit or once its launcher or the watched run is gone, and,
+where MPI_Init ended the rank (Open MPI's "MPI_Init failed" and "Local abort before MPI_INIT
+completed"), ends the launcher if that is still there after LAUNCHER_GRACE_S (Open MPI 5's
+prterun sometimes waits for ever after such an abort); a rank orphaned before it forked has
+no launcher to end, and its sentinel goes with it.
 """
 
 import os
@@ -134,15 +136,17 @@ class StartupSentinel:
         self._fd = None
 
     def _watch(self, fd, rank_pid, launcher):
-        ready, _, _ = select.select([fd], [], [], self.seconds)
-        if not ready:  # still in MPI_Init
-            _say(self.rank, f"{START_UP} timed out after {self.seconds:g} s: MPI_Init did not return")
+        why = self._wait_for_init(fd, rank_pid, launcher)
+        if why:  # still in MPI_Init
+            _say(self.rank, f"{START_UP} {why}")
             os.kill(rank_pid, signal.SIGKILL)
-        elif os.read(fd, 1):
+            return
+        if os.read(fd, 1):
             return  # MPI_Init returned
-        else:
-            _say(self.rank, f"{START_UP} failed: MPI_Init ended this rank (the MPI library's own "
-                            "message above says why)")
+        _say(self.rank, f"{START_UP} failed: MPI_Init ended this rank (the MPI library's own "
+                        "message above says why)")
+        if _process_name(launcher) not in LAUNCHERS:  # none this may end (the rank was orphaned
+            return                                      # before it started: its parent is init)
         deadline = time.monotonic() + LAUNCHER_GRACE_S
         while time.monotonic() < deadline:
             if not _alive(launcher):
@@ -152,6 +156,35 @@ class StartupSentinel:
             _say(self.rank, f"the launcher ({_process_name(launcher)}, pid {launcher}) did not end the "
                             f"job {LAUNCHER_GRACE_S:g} s later: ending it")
             os.kill(launcher, signal.SIGKILL)
+
+    def _wait_for_init(self, fd, rank_pid, launcher):
+        """Until MPI_Init returns or ends the rank (``fd`` readable): None; else why the rank
+        must end while still in it (the Watchdog's thread cannot run there): its time limit
+        passed, its launcher is gone (the rank's parent changed), or the run it must not
+        outlive (WATCH_PID_ENV) is gone."""
+        deadline = None if self.seconds is None else time.monotonic() + self.seconds
+        watched = os.environ.get(WATCH_PID_ENV, "")
+        while True:
+            wait = PARENT_POLL_S if deadline is None else min(PARENT_POLL_S, deadline - time.monotonic())
+            if select.select([fd], [], [], max(wait, 0))[0]:
+                return None
+            if deadline is not None and time.monotonic() >= deadline:
+                return f"timed out after {self.seconds:g} s: MPI_Init did not return"
+            if launcher > 1 and _parent(rank_pid) not in (launcher, None):
+                return f"ended in MPI_Init: its launcher (pid {launcher}) is gone"
+            if watched and not process_alive(watched):
+                return (f"ended in MPI_Init: the run that launched it (pid {watched.partition(':')[0]}, "
+                        f"{WATCH_PID_ENV}) is gone")
+
+
+def _parent(pid):
+    """The parent pid of ``pid`` (/proc/PID/stat), None where it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/stat") as fp:
+            stat = fp.read()
+    except OSError:
+        return None
+    return int(stat[stat.rindex(")") + 2:].split()[1])
 
 
 def _alive(pid):
